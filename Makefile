@@ -1,0 +1,45 @@
+# The two front doors: `make reproduce` (set up + re-execute every paper notebook) and
+# `make test` (set up + pass the tests). Everything else is for people working on the project.
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8866
+
+.PHONY: setup reproduce notebooks test test-fast lint format bench explore app calibrate clean
+
+setup:
+	@scripts/setup_env.sh
+
+reproduce: setup
+	$(BIN)/workbench reproduce
+
+notebooks: reproduce
+
+test:
+	@scripts/setup_env.sh --browser
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+
+test-fast: setup
+	$(BIN)/python -m pytest tests -x -q -p no:cacheprovider -m "not browser and not slow"
+
+lint: setup
+	$(BIN)/ruff check workbench tests scripts
+	$(BIN)/ruff format --check workbench tests scripts
+
+format: setup
+	$(BIN)/ruff format workbench tests scripts
+	$(BIN)/ruff check --fix workbench tests scripts
+
+bench: setup
+	$(BIN)/python scripts/bench.py
+
+explore: setup
+	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
+
+app: setup
+	$(BIN)/voila --Voila.ip=127.0.0.1 --port=$(PORT) --no-browser notebooks/05_explorer.ipynb notebooks/06_workshop.ipynb
+
+calibrate: setup
+	$(BIN)/python scripts/calibrate.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

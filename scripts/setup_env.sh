@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Create .venv and install the project (torch CPU first, then the rest). Idempotent: a stamp
+# file keyed on pyproject.toml skips the install when nothing changed.
+# Usage: scripts/setup_env.sh [--browser]   (--browser also makes sure Chromium is on PATH)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  echo ">> creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo ">> installing torch (CPU build) and the project into .venv"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build
+  .venv/bin/python -m pip install --quiet torch==2.13.0
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+if [ "${1:-}" = "--browser" ]; then
+  if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+      echo ">> installing Chromium (Debian package) for the browser test"
+      apt-get update -qq >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "!! Chromium is not on PATH and cannot be installed here (need root + apt-get);" >&2
+      echo "!! the browser test will be skipped. Install it: sudo apt-get install chromium" >&2
+    fi
+  fi
+fi

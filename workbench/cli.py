@@ -1,0 +1,144 @@
+"""The `workbench` command: generate, evaluate, suite, reproduce, closure, recall."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.scenario import ScenarioError
+
+
+def _seeds(text):
+    from workbench.experiments import parse_seeds
+
+    try:
+        return parse_seeds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def cmd_generate(args) -> int:
+    from workbench.generator import TEMPLATES, generate_many
+    from workbench.scenario import save_scenarios
+
+    templates = list(TEMPLATES) if args.template == "all" else [args.template]
+    lo, hi = args.seeds
+    scenarios = generate_many(templates, range(lo, hi), args.blocks, args.tier)
+    save_scenarios(scenarios, args.out)
+    print(f"wrote {len(scenarios)} scenarios to {args.out}")
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from workbench.encoders import get_encoder
+    from workbench.policies import make_policy
+    from workbench.scenario import load_scenarios
+    from workbench.trace import Trace, run, write_jsonl
+
+    scenarios = load_scenarios(args.scenarios)
+    encoder = get_encoder(args.encoder)
+    encoder(sorted({t for s in scenarios for t in [s.query, *s.texts]}))
+    policy = make_policy(args.policy, lam=args.lam, tau=args.tau, hops=args.hops,
+                         delta=args.delta, density=args.density)
+    records = []
+    for sc in scenarios:
+        t = Trace(sc, run(sc, encoder, policy, args.budget_multiplier), args.encoder)
+        rec = t.record() if args.full else t.row()
+        rec["budget_multiplier"] = args.budget_multiplier
+        records.append(rec)
+    write_jsonl(records, args.out)
+    kept = sum(r["full_chain_retained"] for r in records)
+    print(f"{len(records)} scenarios, full chain retained in {kept}; wrote {args.out}")
+    return 0
+
+
+def cmd_suite(args) -> int:
+    from workbench.experiments import run_suite
+
+    encoders = args.encoders.split(",") if args.encoders else None
+    _, summary = run_suite(args.name, seeds=args.seeds, encoders=encoders, out_dir=args.out)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    print(f"wrote {args.out}/runs.csv and {args.out}/summary.csv")
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    from workbench.reproduce import NotebookFailed, parse_value, reproduce
+
+    params = {name: parse_value(value) for name, value in (args.param or [])}
+    try:
+        done = reproduce(args.notebook, params, args.out, progress=not args.quiet)
+    except NotebookFailed as e:
+        print(f"workbench reproduce: {e}\n(the committed notebook was left untouched)",
+              file=sys.stderr)
+        return 1
+    for p in done:
+        print(f"executed {p}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from workbench.generator import TEMPLATES, TIERS
+    from workbench.policies import POLICIES
+
+    ap = argparse.ArgumentParser(prog="workbench", description="Retention before retrieval.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="write benchmark scenarios as JSONL")
+    g.add_argument("template", choices=[*TEMPLATES, "all"])
+    g.add_argument("--seeds", type=_seeds, required=True, help="A:B, half-open")
+    g.add_argument("--blocks", type=int, default=20)
+    g.add_argument("--tier", choices=TIERS, default="medium", help="honeypot strength")
+    g.add_argument("--out", required=True)
+    g.set_defaults(func=cmd_generate)
+
+    e = sub.add_parser("evaluate", help="run one policy over a scenario file")
+    e.add_argument("scenarios")
+    e.add_argument("--encoder", choices=["lexical", "sentence"], default="lexical")
+    e.add_argument("--policy", choices=POLICIES, default="dsgc")
+    e.add_argument("--budget-multiplier", type=float, default=2.0)
+    e.add_argument("--lambda", dest="lam", type=float, default=1.0)
+    e.add_argument("--tau", type=float, default=0.25)
+    e.add_argument("--hops", type=int, default=1)
+    e.add_argument("--delta", type=float, default=0.5, help="damping per extra hop")
+    e.add_argument("--density", type=float, default=0.0, help="length-density exponent")
+    e.add_argument("--full", action="store_true", help="write full traces (r, pi, I per block)")
+    e.add_argument("--out", required=True)
+    e.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("suite", help="run a named protocol (main, traces, lambda, budget, ...)")
+    s.add_argument("name")
+    s.add_argument("--seeds", type=_seeds, default=None)
+    s.add_argument("--encoders", default=None, help="comma-separated, e.g. lexical,sentence")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_suite)
+
+    r = sub.add_parser("reproduce", help="execute every paper notebook through papermill")
+    r.add_argument("--notebook", action="append", help="a notebook name (repeatable)")
+    r.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    r.add_argument("--out", default=None, help="write executed notebooks here (default: in place)")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_reproduce)
+
+    for mod in ("closure_cli", "recall_cli"):
+        try:
+            module = __import__(f"workbench.{mod}", fromlist=["add_parser"])
+        except ImportError as err:  # pragma: no cover - only while a part is missing
+            if f"workbench.{mod}" not in str(err):
+                raise
+            continue
+        module.add_parser(sub)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ScenarioError, ValueError, FileNotFoundError) as e:
+        print(f"workbench {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

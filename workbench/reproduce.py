@@ -1,0 +1,101 @@
+"""Re-execute the paper notebooks through papermill, in place or into a chosen folder."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "notebooks"
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook raised; the message names the notebook, the cell and the error."""
+
+
+def notebooks(names=None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
+    """The paper notebooks (NN_name.ipynb, sorted), or those whose name contains one of `names`."""
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    if not names:
+        return found
+    picked = [p for p in found if any(n == p.stem or n in p.name for n in names)]
+    missing = [n for n in names if not any(n == p.stem or n in p.name for p in found)]
+    if missing:
+        raise ValueError(f"no notebook matches {missing}; available: "
+                         f"{', '.join(p.stem for p in found)}")
+    return picked
+
+
+def parse_value(text: str):
+    """'-p NAME VALUE' values: Python literals where they parse (ints, floats, lists), else text."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool = True) -> Path:
+    """Run one notebook with papermill; write `out` only if every cell succeeds."""
+    import papermill as pm
+
+    params = dict(parameters or {})
+    declared = {p for p in pm.inspect_notebook(str(nb))}
+    unknown = sorted(set(params) - declared)
+    for name in unknown:  # a parameter the notebook does not declare is not injected
+        params.pop(name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".ipynb")
+    os.close(fd)
+    try:
+        pm.execute_notebook(str(nb), tmp, parameters=params, cwd=str(nb.parent),
+                            kernel_name="python3", progress_bar=progress, log_output=False)
+    except pm.PapermillExecutionError as e:
+        raise NotebookFailed(f"{nb.name}: cell {e.exec_count} failed: {e.ename}: {e.evalue}") from None
+    except Exception as e:  # kernel died, bad notebook, ...
+        raise NotebookFailed(f"{nb.name}: {type(e).__name__}: {e}") from None
+    else:
+        _strip_papermill_noise(Path(tmp))
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out
+
+
+def _strip_papermill_noise(path: Path) -> None:
+    """Drop papermill's per-run timestamps and durations so re-runs give the same bytes."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    nb.metadata.get("papermill", {}).pop("start_time", None)
+    nb.metadata.get("papermill", {}).pop("end_time", None)
+    nb.metadata.get("papermill", {}).pop("duration", None)
+    nb.metadata.get("papermill", {}).pop("input_path", None)
+    nb.metadata.get("papermill", {}).pop("output_path", None)
+    for cell in nb.cells:
+        pmeta = cell.metadata.get("papermill")
+        if pmeta is not None:
+            cell.metadata.pop("papermill")
+        cell.metadata.pop("execution", None)
+    nbformat.write(nb, str(path))
+
+
+def reproduce(names=None, parameters: dict | None = None, out_dir=None, progress: bool = True,
+              stream=sys.stderr) -> list[Path]:
+    """Execute the chosen notebooks in order; stop at the first failure, naming cell and error."""
+    from tqdm.auto import tqdm
+
+    chosen = notebooks(names)
+    done = []
+    bar = tqdm(chosen, desc="notebooks", unit="nb", file=stream, disable=not progress)
+    for nb in bar:
+        bar.set_postfix_str(nb.stem)
+        out = Path(out_dir) / nb.name if out_dir else nb
+        done.append(execute(nb, out, parameters, progress=False))
+    return done

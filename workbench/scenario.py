@@ -1,0 +1,280 @@
+"""Blocks, scenarios and the JSONL scenario file format (one scenario a line)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+REQUIRED = ("id", "query", "blocks", "edges", "chain")
+KNOWN = frozenset({"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"})
+
+
+class ScenarioError(ValueError):
+    """A scenario (or a scenario file) is malformed; the message names file, line and field."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 field: str | None = None):
+        where = [str(path)] if path is not None else []
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(": ".join([*where, message]))
+        self.message = message
+        self.path, self.line, self.field = path, line, field
+
+
+def token_cost(text: str) -> int:
+    """The paper's token cost: whitespace word count, at least 1."""
+    return max(len(text.split()), 1)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One memory block: an atomic proposition kept or evicted whole."""
+
+    id: str
+    text: str
+    kind: str = "filler"
+
+    @property
+    def cost(self) -> int:
+        return token_cost(self.text)
+
+    def __repr__(self) -> str:
+        short = self.text if len(self.text) <= 48 else self.text[:45] + "..."
+        return f"Block({self.id!r}, {self.kind}, {short!r})"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A query, a store of blocks in ingestion order, prerequisite edges and the labelled chain."""
+
+    id: str
+    query: str
+    blocks: tuple[Block, ...]
+    edges: tuple[tuple[str, str], ...]  # (dependent, prerequisite)
+    chain: tuple[str, ...]
+    template: str = ""
+    regime: str = ""
+    seed: int | None = None
+    answer: str | None = None
+    metadata: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        _validate(self)
+
+    def __repr__(self) -> str:
+        return (f"Scenario({self.id!r}, {self.regime or '?'}, {len(self.blocks)} blocks, "
+                f"chain={list(self.chain)}, {len(self.edges)} edges)")
+
+    # --- derived views (cheap, computed on demand) ---
+    @property
+    def ids(self) -> list[str]:
+        return [b.id for b in self.blocks]
+
+    @property
+    def texts(self) -> list[str]:
+        return [b.text for b in self.blocks]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [b.kind for b in self.blocks]
+
+    @property
+    def costs(self) -> np.ndarray:
+        return np.array([b.cost for b in self.blocks], dtype=np.int64)
+
+    def index(self) -> dict[str, int]:
+        return {b.id: i for i, b in enumerate(self.blocks)}
+
+    def edge_index(self) -> np.ndarray:
+        """Edges as a (|E|, 2) int array of store positions: column 0 dependent, column 1 prerequisite."""
+        pos = self.index()
+        if not self.edges:
+            return np.zeros((0, 2), dtype=np.int64)
+        return np.array([[pos[d], pos[p]] for d, p in self.edges], dtype=np.int64)
+
+    def chain_mask(self) -> np.ndarray:
+        chain = set(self.chain)
+        return np.array([b.id in chain for b in self.blocks], dtype=bool)
+
+    def chain_mass(self) -> int:
+        """L: the token mass of the chain."""
+        pos = self.index()
+        return int(sum(self.blocks[pos[c]].cost for c in self.chain))
+
+    def budget(self, multiplier: float) -> int:
+        """C = max(L, ceil(M * L))."""
+        mass = self.chain_mass()
+        return max(mass, math.ceil(multiplier * mass - 1e-9))
+
+    def block(self, block_id: str) -> Block:
+        return self.blocks[self.index()[block_id]]
+
+    def with_edges(self, edges: Iterable[tuple[str, str]]) -> Scenario:
+        """The same scenario with another edge set (for imperfect-graph studies)."""
+        return Scenario(self.id, self.query, self.blocks, tuple(tuple(e) for e in edges), self.chain,
+                        self.template, self.regime, self.seed, self.answer, dict(self.metadata))
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "template": self.template, "regime": self.regime, "seed": self.seed,
+               "query": self.query, "answer": self.answer,
+               "blocks": [{"id": b.id, "text": b.text, "kind": b.kind} for b in self.blocks],
+               "edges": [list(e) for e in self.edges], "chain": list(self.chain)}
+        for k in sorted(self.metadata):
+            out[k] = self.metadata[k]
+        return out
+
+    @classmethod
+    def from_dict(cls, obj: dict, *, path: str | None = None, line: int | None = None) -> Scenario:
+        def err(msg, fld=None):
+            return ScenarioError(msg, path=path, line=line, field=fld)
+
+        if not isinstance(obj, dict):
+            raise err(f"expected a JSON object, got {type(obj).__name__}")
+        for key in REQUIRED:
+            if key not in obj:
+                raise err("missing required field", key)
+        if not isinstance(obj["id"], str) or not obj["id"]:
+            raise err("must be a non-empty string", "id")
+        if not isinstance(obj["query"], str) or not obj["query"].strip():
+            raise err("must be a non-empty string", "query")
+        if not isinstance(obj["blocks"], list) or not obj["blocks"]:
+            raise err("must be a non-empty list of blocks", "blocks")
+        blocks = []
+        for i, b in enumerate(obj["blocks"]):
+            fld = f"blocks[{i}]"
+            if not isinstance(b, dict):
+                raise err("must be an object with id and text", fld)
+            for key in ("id", "text"):
+                if key not in b:
+                    raise err("missing required field", f"{fld}.{key}")
+            if not isinstance(b["id"], str) or not b["id"]:
+                raise err("must be a non-empty string", f"{fld}.id")
+            if not isinstance(b["text"], str):
+                raise err(f"must be a string, got {type(b['text']).__name__}", f"{fld}.text")
+            if not b["text"].strip():
+                raise err("text is empty", f"{fld}.text")
+            kind = b.get("kind", "filler")
+            if not isinstance(kind, str):
+                raise err("must be a string", f"{fld}.kind")
+            blocks.append(Block(b["id"], b["text"], kind))
+        edges = obj["edges"]
+        if not isinstance(edges, list):
+            raise err("must be a list of [dependent, prerequisite] pairs", "edges")
+        for i, e in enumerate(edges):
+            if (not isinstance(e, list | tuple) or len(e) != 2
+                    or not all(isinstance(x, str) for x in e)):
+                raise err("must be a [dependent, prerequisite] pair of block ids", f"edges[{i}]")
+        chain = obj["chain"]
+        if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):
+            raise err("must be a list of block ids", "chain")
+        seed = obj.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise err("must be an integer or null", "seed")
+        for key in ("template", "regime"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise err("must be a string", key)
+        answer = obj.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            raise err("must be a string or null", "answer")
+        meta = {k: v for k, v in obj.items() if k not in KNOWN}
+        try:
+            return cls(obj["id"], obj["query"], tuple(blocks), tuple((d, p) for d, p in edges),
+                       tuple(chain), obj.get("template") or "", obj.get("regime") or "", seed,
+                       answer, meta)
+        except ScenarioError as e:
+            raise ScenarioError(e.message, path=path, line=line, field=e.field) from None
+
+
+def _validate(s: Scenario) -> None:
+    ids = [b.id for b in s.blocks]
+    seen: set[str] = set()
+    for i, bid in enumerate(ids):
+        if bid in seen:
+            raise ScenarioError(f"duplicate block id {bid!r}", field=f"blocks[{i}].id")
+        seen.add(bid)
+    for i, b in enumerate(s.blocks):
+        if not isinstance(b.text, str):
+            raise ScenarioError("must be a string", field=f"blocks[{i}].text")
+        if not b.text.strip():
+            raise ScenarioError("text is empty", field=f"blocks[{i}].text")
+    for i, (d, p) in enumerate(s.edges):
+        for which, x in (("dependent", d), ("prerequisite", p)):
+            if x not in seen:
+                raise ScenarioError(f"{which} {x!r} is not a block id", field=f"edges[{i}]")
+        if d == p:
+            raise ScenarioError(f"self-loop on {d!r}", field=f"edges[{i}]")
+    if not s.chain:
+        raise ScenarioError("chain is empty", field="chain")
+    if len(set(s.chain)) != len(s.chain):
+        dup = sorted({c for c in s.chain if s.chain.count(c) > 1})
+        raise ScenarioError(f"chain is not a set: repeats {dup}", field="chain")
+    for c in s.chain:
+        if c not in seen:
+            raise ScenarioError(f"chain names unknown block {c!r}", field="chain")
+
+
+# --- JSONL I/O -------------------------------------------------------------------------------
+
+def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
+    """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
+    path = str(path)
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as e:
+        raise ScenarioError(f"cannot open: {e.strerror}", path=path) from None
+    with fh:
+        seen: dict[str, int] = {}
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"invalid JSON ({e.msg} at column {e.colno})",
+                                    path=path, line=lineno) from None
+            sc = Scenario.from_dict(obj, path=path, line=lineno)
+            if sc.id in seen:
+                raise ScenarioError(f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
+                                    path=path, line=lineno, field="id")
+            seen[sc.id] = lineno
+            yield sc
+
+
+def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
+    """Read every scenario of a JSONL file."""
+    return list(iter_scenarios(path))
+
+
+def dumps(s: Scenario) -> str:
+    """One scenario as one JSON line (stable key order, no trailing spaces)."""
+    return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a file whole or not at all: a temporary file in the same folder, then rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_scenarios(scenarios: Iterable[Scenario], path: str | os.PathLike) -> None:
+    """Write scenarios as JSONL, atomically."""
+    atomic_write_text(path, "".join(dumps(s) + "\n" for s in scenarios))
