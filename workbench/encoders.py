@@ -168,6 +168,7 @@ class CachedEncoder:
         os.close(fd)
         try:
             np.savez(tmp, keys=np.array(keys), vectors=vecs)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, f)
         finally:
             if os.path.exists(tmp):

@@ -260,6 +260,10 @@ def dumps(s: Scenario) -> str:
     return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write a file whole or not at all: a temporary file in the same folder, then rename."""
     path = Path(path)
@@ -268,6 +272,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file normal permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

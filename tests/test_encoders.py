@@ -1,0 +1,80 @@
+"""Encoders: the lexical encoder against its specification, the sentence encoder, the cache."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from workbench.encoders import (CachedEncoder, EncoderUnavailable, LexicalEncoder,
+                                SentenceEncoder, get_encoder, tokenize)
+
+
+def spec_vector(text):
+    """The design's definition, written independently of the implementation."""
+    v = np.zeros(256)
+    for tok in __import__("re").findall(r"[a-z0-9_]+", text.lower()):
+        d = hashlib.sha256(tok.encode()).digest()
+        v[int.from_bytes(d[:4], "big") % 256] += 1 if d[4] % 2 == 0 else -1
+    n = np.linalg.norm(v)
+    return v / n if n else v
+
+
+def test_tokenize():
+    assert tokenize("May Alice's run_8841 DELETE it?") == ["may", "alice", "s", "run_8841",
+                                                          "delete", "it"]
+
+
+@pytest.mark.parametrize("text", ["alice", "May Alice delete the encrypted backup?",
+                                  "Bundle M maps to clearance N", "a a a b", "x_1 X_1 café"])
+def test_lexical_matches_specification(text):
+    got = LexicalEncoder().encode([text])[0]
+    np.testing.assert_allclose(got, spec_vector(text), atol=1e-12)
+    assert abs(np.linalg.norm(got) - 1) < 1e-12
+
+
+def test_lexical_fixed_tokens():
+    # pinned from the specification: sha256("alice") and sha256("backup")
+    for tok in ("alice", "backup"):
+        d = hashlib.sha256(tok.encode()).digest()
+        bucket, sign = int.from_bytes(d[:4], "big") % 256, (1 if d[4] % 2 == 0 else -1)
+        v = LexicalEncoder().encode([tok])[0]
+        assert v[bucket] == sign and np.count_nonzero(v) == 1
+    # sha256("alice") = 2bd806c9 7f...: bucket 0x2bd806c9 % 256 = 201, byte 4 = 0x7f is odd -> -1
+    v = LexicalEncoder().encode(["alice"])[0]
+    assert v[201] == -1.0 and np.count_nonzero(v) == 1
+
+
+def test_lexical_zero_vector_and_batch_shape():
+    out = LexicalEncoder().encode(["!!! ...", "alice"])
+    assert out.shape == (2, 256) and not out[0].any() and out[1].any()
+    assert LexicalEncoder().encode([]).shape == (0, 256)
+
+
+def test_cache_encodes_each_unique_text_once(tmp_path):
+    enc = CachedEncoder(LexicalEncoder(), cache_dir=tmp_path)
+    a = enc(["x y", "y z", "x y"])
+    assert enc.encoded == 2
+    b = enc(["y z", "x y"])
+    assert enc.encoded == 2
+    np.testing.assert_array_equal(a[1], b[0])
+    fresh = CachedEncoder(LexicalEncoder(), cache_dir=tmp_path)  # a new process, same disk
+    c = fresh(["x y", "y z"])
+    assert fresh.encoded == 0
+    np.testing.assert_array_equal(c, b[::-1])
+
+
+def test_unknown_encoder_and_missing_model():
+    with pytest.raises(ValueError, match="unknown encoder"):
+        get_encoder("bm25")
+    with pytest.raises(EncoderUnavailable, match="not found"):
+        SentenceEncoder(model_path="/nonexistent/model").encode(["hello"])
+
+
+@pytest.mark.sentence
+def test_sentence_encoder_offline_normalized():
+    enc = get_encoder("sentence", cache_dir=None)
+    out = enc(["May Alice delete the encrypted backup?", "Alice may delete the backup.",
+               "The cafeteria serves soup."])
+    assert out.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1, atol=1e-6)
+    assert out[0] @ out[1] > out[0] @ out[2] + 0.3

@@ -1,0 +1,394 @@
+"""Tests for the retention x selection streaming-recall benchmark (seed 003)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench import recall as R
+from workbench.encoders import CachedEncoder, get_encoder
+from workbench.recall_episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
+from workbench.recall_rules import retain, select
+from workbench.scenario import ScenarioError
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "squad_tiny.json"
+SEED = int(os.environ.get("WORKBENCH_SEED", "0"))
+
+
+@pytest.fixture(scope="module")
+def lexical():
+    return get_encoder("lexical")
+
+
+@pytest.fixture(scope="module")
+def grids(lexical):
+    """Both query forms; the dense selector runs on the lexical encoder here (the sentence one has its own test)."""
+    return R.run_forms(120, seed=SEED, encoder=lexical)
+
+
+# --- episodes ------------------------------------------------------------------------------
+
+def _slot(text: str) -> str:
+    return text.split()[-3]
+
+
+def test_episode_properties():
+    ep = R.make_episodes(200, density=0.3, seed=SEED)
+    assert ep.text_id.shape == (200, 10) and ep.target.shape == (200, 2)
+    assert (ep.distractor.sum(1) == 3).all()
+    for e in range(ep.n_episodes):
+        stream = ep.stream(e)
+        slots = [_slot(t) for t in stream]
+        assert len(set(slots)) == 10  # slots unique within a stream
+        for t, d in zip(stream, ep.distractor[e], strict=True):
+            assert (_slot(t) in DISTRACTOR_SLOTS) == d and (_slot(t) in FACT_SLOTS) != d
+        assert not ep.distractor[e, ep.target[e]].any()  # queries target facts only
+        for q in range(2):
+            target_text = stream[ep.target[e, q]]
+            assert ep.queries[ep.query_id[e, q]] == f"What is the {_slot(target_text)} ?"
+            assert target_text.endswith(f" is {ep.answers[e, q]}.")
+    # targets are uniform over the 7 facts: each fact rank gets about 1/7 of the queries
+    fact_rank = np.array([np.flatnonzero(~ep.distractor[e]).tolist().index(t)
+                          for e in range(200) for t in ep.target[e]])
+    assert np.bincount(fact_rank, minlength=7).min() > 30
+
+
+def test_uninformative_differs_by_one_token_and_value_is_in_no_fact():
+    inf = R.make_episodes(50, seed=SEED)
+    uni = R.make_episodes(50, queries="uninformative", seed=SEED)
+    assert uni.queries == ("What is the value?",)
+    assert np.array_equal(inf.text_id, uni.text_id) and np.array_equal(inf.target, uni.target)
+    a, b = inf.queries[0].replace("?", " ?").split(), uni.queries[0].replace("?", " ?").split()
+    assert len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    assert not any("value" in t.lower().split() for t in uni.texts)
+
+
+def test_episodes_are_seeded_and_prefix_stable():
+    a, b = R.make_episodes(40, seed=SEED), R.make_episodes(300, seed=SEED)
+    assert a.stream(7) == b.stream(7) and np.array_equal(a.target, b.target[:40])
+    assert R.make_episodes(40, seed=SEED + 1).stream(0) != a.stream(0)
+
+
+def test_marker_and_density():
+    ep = R.make_episodes(30, density=0.7, marker=True, seed=SEED)
+    assert (ep.distractor.sum(1) == 7).all()
+    for e in range(30):
+        for t, d in zip(ep.stream(e), ep.distractor[e], strict=True):
+            assert t.startswith(MARKER) == d
+    with pytest.raises(ValueError, match="density"):
+        R.make_episodes(5, density=1.0)
+
+
+# --- retention rules -----------------------------------------------------------------------
+
+def _slow_retain(evict, n, K):
+    """An obviously-correct online buffer: admit each item, evict via the callback when over K."""
+    buf = []
+    for t in range(n):
+        buf.append(t)
+        if len(buf) > K:
+            buf.remove(evict(buf, t))
+    return set(buf)
+
+
+def test_recency_keeps_the_last_K():
+    ep = R.make_episodes(50, seed=SEED)
+    kept = retain("recency", ep, 5)
+    assert (kept[:, 5:]).all() and not kept[:, :5].any()
+
+
+def test_type_oracle_matches_a_slow_loop_and_drops_distractors_first():
+    ep = R.make_episodes(80, seed=SEED)
+    kept = retain("type_oracle", ep, 5)
+    for e in range(80):
+        d = ep.distractor[e]
+        slow = _slow_retain(lambda buf, t, d=d: min(buf, key=lambda i: (not d[i], i)), 10, 5)
+        assert set(np.flatnonzero(kept[e])) == slow
+    # 7 facts, K = 5: exactly 5 facts survive, no distractor does
+    assert (kept & ~ep.distractor).sum(1).tolist() == [5] * 80 and not (kept & ep.distractor).any()
+
+
+def test_frequency_matches_a_slow_loop():
+    ep = R.make_episodes(60, seed=SEED)
+    kept = retain("frequency", ep, 4)
+    for e in range(60):
+        toks = [set(t.lower().rstrip(".").split()) for t in ep.stream(e)]
+
+        def evict(buf, t, toks=toks):
+            seen = toks[: t + 1]
+            score = {i: sum(sum(tok in s for s in seen) for tok in toks[i]) / len(toks[i]) for i in buf}
+            return min(buf, key=lambda i: (round(score[i], 9), i))
+
+        assert set(np.flatnonzero(kept[e])) == _slow_retain(evict, 10, 4)
+
+
+def test_random_retention_is_seeded_online_and_per_rule():
+    ep = R.make_episodes(300, seed=SEED)
+    a, b = retain("random", ep, 5, seed=1), retain("random", ep, 5, seed=1)
+    assert np.array_equal(a, b) and (a.sum(1) == 5).all()
+    assert not np.array_equal(a, retain("random", ep, 5, seed=2))
+    assert a[:, 9].mean() > a[:, 0].mean()  # random replacement favours recent arrivals
+    # the first 40 episodes do not depend on how many follow
+    assert np.array_equal(retain("random", R.make_episodes(40, seed=SEED), 5, seed=1), a[:40])
+
+
+def test_unbounded_and_large_K_keep_everything():
+    ep = R.make_episodes(20, seed=SEED)
+    assert retain("unbounded", ep, 2).all()
+    for rule in R.RETENTION_RULES:
+        assert retain(rule, ep, 10).all()
+
+
+# --- selection rules -----------------------------------------------------------------------
+
+def test_select_exposes_top_k_survivors_newest_on_ties():
+    scores = np.array([[[0.9, 0.1, 0.5, 0.5, 0.5]]])
+    kept = np.array([[False, True, True, True, True]])
+    exposed, rank = select(scores, kept, 2)
+    assert exposed[0, 0].tolist() == [False, False, False, True, True]  # 0.9 was evicted; tie -> newer
+    assert rank[0, 0, 0] == 4  # dropped items rank last
+
+
+def test_selection_rules(grids):
+    g = grids["informative"]
+    ep = g.episodes
+    s = {name: g.scores[i] for i, name in enumerate(g.selection_rules)}
+    # oracle marks the target; query (Jaccard) scores the target strictly highest
+    assert np.array_equal(s["oracle"].argmax(-1), ep.target)
+    top = np.take_along_axis(s["query"], ep.target[..., None], -1)
+    assert ((s["query"] < top) | (np.arange(10) == ep.target[..., None])).all()
+    assert np.isclose(top, 3 / 5).all()  # {what, is, the, slot} vs {the, slot, is, value}
+    # recency selection exposes the newest k survivors
+    r, sr = g.cell("unbounded", "recency")
+    assert g.exposed[r, sr][..., 7:].all() and not g.exposed[r, sr][..., :7].any()
+    # random selection is seeded
+    assert np.array_equal(s["random"], R.selection_scores("random", ep, SEED))
+
+
+def test_invariant_recall_never_exceeds_retention_in_any_cell(grids):
+    for form, g in grids.items():
+        cells = R.cells_table(g, n_boot=200)
+        assert len(cells) == 25, form
+        assert (cells["recall"] <= cells["retention_rate"]).all()
+        assert R.invariant_holds(g)
+        for r in g.retention_rules:  # oracle reaches the ceiling exactly
+            assert g.recall(r, "oracle") == g.retention_rate(r)
+
+
+def test_construction_ceiling_and_uninformative_query_equals_recency(grids):
+    inf, uni = grids["informative"], grids["uninformative"]
+    for r in inf.retention_rules:
+        assert inf.recall(r, "query") == inf.retention_rate(r)
+        assert R.same_hits(uni, r, "query", "recency")
+    assert inf.recall("unbounded", "query") == 1.0
+    assert inf.recall("recency", "recency") < inf.recall("recency", "query")
+
+
+def test_dense_selector_encodes_each_unique_text_once():
+    inner = get_encoder("sentence", cache_dir=False)
+    enc = CachedEncoder(inner)  # a fresh counter over the shared model
+    ep = R.make_episodes(300, seed=SEED)
+    grids = {f: R.run_grid(R.make_episodes(300, queries=f, seed=SEED), encoder=enc) for f in R.QUERY_FORMS}
+    unique = len(set(ep.texts) | set(ep.queries) | {"What is the value?"})
+    assert enc.encoded == unique
+    R.run_grid(ep, K=3, encoder=enc)
+    assert enc.encoded == unique  # nothing re-encoded
+    g = grids["informative"]
+    assert g.recall("unbounded", "dense") == 1.0  # MiniLM finds the slot-named fact
+
+
+# --- bootstrap -----------------------------------------------------------------------------
+
+def test_bootstrap_resamples_episodes_not_queries():
+    w = R.bootstrap_weights(50, 300, seed=SEED)
+    assert w.shape == (300, 50) and (w.sum(1) == 50).all() and (w == np.round(w)).all()
+    # two queries of one episode always move together: a per-episode value with within-episode
+    # perfect correlation gives the same interval as the episode mean
+    per_query = np.repeat(np.arange(50) % 2, 2).reshape(50, 2).astype(float)
+    m, lo, hi = R.bootstrap_ci(per_query.mean(1), 2000, SEED)
+    assert m == 0.5 and 0.33 < lo < 0.39 and 0.61 < hi < 0.67  # sd of a mean of 50 episodes, not 100 queries
+    assert R.bootstrap_ci(np.ones(40))[1] == 1.0
+
+
+def test_cell_intervals_come_from_episode_means(grids):
+    g = grids["informative"]
+    cells = R.cells_table(g, n_boot=300).set_index(["retention", "selection"])
+    r, s = g.cell("recency", "recency")
+    m, lo, hi = R.bootstrap_ci(g.hits[r, s].mean(-1), 300, g.seed)
+    assert cells.loc[("recency", "recency"), ["recall", "recall_lo", "recall_hi"]].tolist() == [
+        round(100 * m, 1), round(100 * lo, 1), round(100 * hi, 1)]
+
+
+def test_paired_difference_and_decomposition(grids):
+    g = grids["informative"]
+    d = R.decomposition(g, n_boot=500).set_index("component")
+    pp = lambda r, s: round(100 * g.recall(r, s), 1)  # noqa: E731
+    assert abs(d.loc["matched_access_gain", "pp"] - (pp("recency", "query") - pp("recency", "recency"))) <= 0.1
+    assert abs(d.loc["mixed_comparison", "pp"] - (pp("unbounded", "query") - pp("recency", "recency"))) <= 0.1
+    total = d.loc["matched_access_gain", "pp"] + d.loc["access_contribution", "pp"]
+    assert abs(total - d.loc["mixed_comparison", "pp"]) <= 0.15
+    assert (d["lo"] <= d["pp"]).all() and (d["pp"] <= d["hi"]).all() and (d["lo"] > 0).all()
+    same = R.paired_difference(g, ("recency", "query"), ("recency", "oracle"))
+    assert same == (0.0, 0.0, 0.0)
+
+
+# --- analyses ------------------------------------------------------------------------------
+
+def test_memory_pressure_and_delay(grids, lexical):
+    ep = grids["informative"].episodes
+    mp = R.memory_pressure(ep, (2, 3, 5, 20), encoder=lexical, n_boot=200)
+    rec = mp.query("retention == 'recency'")
+    for K in (2, 3):  # K <= k: selection is inert
+        assert rec[rec["K"] == K]["recall"].nunique() == 1
+    assert rec.query("K == 20")["retention_rate"].eq(100.0).all()
+    dl = R.delay_table(grids["informative"]).query("selection == 'query'").set_index(["delay", "retention"])
+    assert dl.loc[("6-9", "recency"), "recall"] == 0.0 and dl.loc[("0-2", "recency"), "recall"] == 100.0
+    assert dl.loc[("6-9", "unbounded"), "recall"] == 100.0
+
+
+def test_density_sweep_helps_the_type_oracle(lexical):
+    ds = R.density_sweep((0.1, 0.7), episodes=80, encoder=lexical, n_boot=200).query("selection == 'query'")
+    to = ds.query("retention == 'type_oracle'").set_index("density")["recall"]
+    assert to[0.7] == 100.0 and to[0.1] < 70
+
+
+def test_artifact_marker_boosts_query_only(lexical):
+    art = R.artifact_study(120, encoder=lexical, n_boot=200).set_index(["retention", "selection"])
+    for r in ("recency", "unbounded"):
+        assert art.loc[(r, "query"), "boost_pp"] > 5 and art.loc[(r, "query"), "boost_lo"] > 0
+        for s in ("recency", "random", "oracle"):
+            assert art.loc[(r, s), "boost_pp"] == 0.0
+
+
+def test_failure_classes(grids):
+    f = R.failure_table(grids["informative"]).set_index(["retention", "selection"])
+    agent, blind = f.loc[("recency", "query")], f.loc[("recency", "recency")]
+    assert agent["failures"] == agent["eviction"] > 0 and agent["displacement"] == 0
+    assert blind["eviction"] == agent["eviction"] and blind["displacement"] > 0
+    assert f.loc[("unbounded", "recency"), "eviction"] == 0
+    assert (f["failures"] == f[list(R.FAILURES)].sum(axis=1)).all()
+    # a query-aware selector fooled by similarity: dense under uninformative queries
+    uf = R.failure_table(grids["uninformative"]).set_index(["retention", "selection"])
+    assert uf.loc[("unbounded", "dense"), "similarity_confusion"] > 0
+    assert uf.loc[("unbounded", "query"), "similarity_confusion"] == 0  # all ties -> displacement
+
+
+def test_reader_and_answer_accuracy(grids):
+    assert R.fact_reader("What is the city ?", ["The city is amber.", "The tree is quartz."]) == "amber"
+    assert R.fact_reader("What is the city ?", []) == ""
+    acc = R.answer_accuracy(grids["informative"], [("unbounded", "query"), ("recency", "query")])
+    acc = acc.set_index("retention")
+    assert acc.loc["unbounded", "accuracy"] == 100.0 and acc.loc["none", "accuracy"] == 0.0
+    assert acc.loc["recency", "accuracy_given_recall"] == 100.0
+    wrong = R.answer_accuracy(grids["informative"], [("unbounded", "query")], reader=lambda q, f: "nope")
+    assert wrong["accuracy"].max() == 0.0  # the reader is really pluggable
+
+
+# --- SQuAD format --------------------------------------------------------------------------
+
+def test_squad_loader_on_the_fixture(lexical):
+    pool = R.load_squad(FIXTURE)
+    assert len(pool.targets) == 14 and len(pool.unrelated) == 15
+    sent, question, answer, _ = pool.targets[0]
+    assert answer in sent and question.endswith("?")
+    assert not any(a in s for s, _ in pool.unrelated for _, _, a, _ in pool.targets if len(a) > 4)
+    ep = R.squad_episodes(pool, 40, seed=SEED)
+    assert (ep.distractor.sum(1) == 3).all()
+    for e in range(40):
+        for q in range(2):
+            assert ep.answers[e, q] in ep.stream(e)[ep.target[e, q]]
+    g = R.run_grid(ep, encoder=lexical)
+    assert R.invariant_holds(g) and g.recall("unbounded", "oracle") == 1.0
+
+
+@pytest.mark.parametrize(("mutate", "field"), [
+    (lambda d: d.pop("data"), "field 'data'"),
+    (lambda d: d["data"][1]["paragraphs"][0].pop("context"), "field 'data[1].paragraphs[0].context'"),
+    (lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(answer_start=3),
+     "field 'data[0].paragraphs[1].qas[2].answers[0].answer_start'"),
+    (lambda d: d["data"][2]["paragraphs"][0]["qas"][0].pop("question"),
+     "field 'data[2].paragraphs[0].qas[0].question'"),
+])
+def test_malformed_squad_names_file_and_field(tmp_path, mutate, field):
+    doc = json.loads(FIXTURE.read_text())
+    mutate(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError) as err:
+        R.load_squad(bad)
+    assert str(bad) in str(err.value) and field in str(err.value)
+
+
+def test_squad_not_json(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"data": [')
+    with pytest.raises(ScenarioError, match="broken.json.*invalid JSON"):
+        R.load_squad(bad)
+
+
+# --- CLI -----------------------------------------------------------------------------------
+
+def test_cli_grid_writes_cells_with_intervals(tmp_path):
+    from workbench.recall_cli import main
+
+    out = tmp_path / "out"
+    rc = main(["recall", "grid", "--episodes", "60", "--queries", "both", "--boot", "300",
+               "--dense-encoder", "lexical", "--out", str(out)])
+    assert rc == 0
+    rows = list(csv.DictReader((out / "recall_grid.csv").open()))
+    assert len(rows) == 50 and {r["query_form"] for r in rows} == {"informative", "uninformative"}
+    for r in rows:
+        assert float(r["recall_lo"]) <= float(r["recall"]) <= float(r["recall_hi"])
+        assert float(r["recall"]) <= float(r["retention_rate"])
+    assert (out / "recall_decomposition.csv").exists() and (out / "recall_failures.csv").exists()
+
+
+def test_cli_squad_and_bad_input(tmp_path, capsys):
+    from workbench.recall_cli import main
+
+    rc = main(["recall", "grid", "--squad", str(FIXTURE), "--episodes", "30", "--boot", "200",
+               "--dense-encoder", "lexical", "--out", str(tmp_path / "sq")])
+    assert rc == 0 and len(list(csv.DictReader((tmp_path / "sq" / "recall_grid.csv").open()))) == 25
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"data": [{"paragraphs": [{"context": "x", "qas": [{}]}]}]}))
+    rc = main(["recall", "grid", "--squad", str(bad), "--out", str(tmp_path / "never")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "bad.json" in err and "data[0].paragraphs[0].qas[0].question" in err
+    assert not (tmp_path / "never").exists()  # nothing half-written
+
+
+# --- notebook ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_notebook_runs_with_small_parameters(tmp_path):
+    import papermill as pm
+
+    from workbench.notebook import read_records
+
+    src = ROOT / "notebooks" / "08_recall.ipynb"
+    work = tmp_path / "notebooks"
+    work.mkdir()
+    shutil.copy(src, work / "08_recall.ipynb")
+    out = work / "out.ipynb"
+    pm.execute_notebook(str(work / "08_recall.ipynb"), str(out), cwd=str(ROOT / "notebooks"),
+                        kernel_name="python3", progress_bar=False,
+                        parameters={"EPISODES": 40, "N_BOOT": 200, "SQUAD_EPISODES": 20,
+                                    "SQUAD_PATH": str(FIXTURE),
+                                    "FIGURES_DIR": str(tmp_path / "fig"), "RESULTS_DIR": str(tmp_path / "res")})
+    rec = read_records(out)
+    assert rec["invariant_holds"] is True and rec["squad_invariant_holds"] is True
+    assert rec["query_equals_recency_uninformative"] is True
+    expected = R.recall_matrix(R.run_forms(40, encoder=get_encoder("sentence"))["informative"])
+    assert rec["grid_informative"] == expected
+    gain, lo, hi = rec["decomposition_pp"]["matched_access_gain"]
+    assert lo <= gain <= hi and gain > 0
+    assert rec["delay_retention_6_9"]["recency"] == 0.0
+    assert rec["failures_recency"]["query"]["displacement"] == 0
+    assert (tmp_path / "fig" / "recall_grid.png").exists() and (tmp_path / "res" / "recall_grid.csv").exists()

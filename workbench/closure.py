@@ -1,0 +1,749 @@
+"""Referential closure for tool-call traces: spans, handles, trace edges, the closure check.
+
+Relevance is a scalar over content; tool-call validity is a graph over references (seed 002).
+This module reads traces, finds which handles a window defines and references, turns a trace
+into (dependent, prerequisite) edges that DSGC can use, and holds the window managers that evict
+over a growing trace (relevance-only, gated, component-atomic, tombstone, DSGC).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from workbench.scenario import atomic_write_text, token_cost
+
+ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
+ANSWERS = ("result", "retrieval")  # roles that answer a call
+HANDLE_RE = r"\b(?:run|job|sess|doc)_[0-9a-f]{4,}\b"
+DEFINITION_RE = r'"id"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
+TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
+
+
+class TraceError(ValueError):
+    """A trace (or trace file) is malformed; the message names file, line and field."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 field: str | None = None):
+        where = [str(path)] if path is not None else []
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(": ".join([*where, message]))
+        self.message, self.path, self.line, self.field = message, path, line, field
+
+
+class ContextClosureError(RuntimeError):
+    """An eviction cycle would leave a retained span referencing an evicted binding."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span of an agent trace: a user turn, reasoning, a tool call, its result, a document."""
+
+    id: str
+    turn: int
+    role: str
+    text: str
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def cost(self) -> int:
+        return token_cost(self.text)
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "turn": self.turn, "role": self.role, "text": self.text}
+        if self.depends_on:
+            out["depends_on"] = list(self.depends_on)
+        return out
+
+    def __repr__(self) -> str:
+        short = self.text if len(self.text) <= 40 else self.text[:37] + "..."
+        return f"Span({self.id!r}, t={self.turn}, {self.role}, {short!r})"
+
+
+def tombstone_span(span_id: str, turn: int, handle: str) -> Span:
+    """The typed tombstone an externalized component leaves behind."""
+    return Span(span_id, turn, "tombstone", json.dumps({"evicted_ref": handle, "recoverable": True}))
+
+
+# --- trace files (JSONL, one span a line) -------------------------------------------------------
+
+def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> Span:
+    """Validate one decoded JSON line as a span."""
+    def err(msg, fld=None):
+        return TraceError(msg, path=path, line=line, field=fld)
+
+    if not isinstance(obj, dict):
+        raise err(f"expected a JSON object, got {type(obj).__name__}")
+    for key in ("id", "turn", "role", "text"):
+        if key not in obj:
+            raise err("missing required field", key)
+    if not isinstance(obj["id"], str) or not obj["id"]:
+        raise err("must be a non-empty string", "id")
+    if not isinstance(obj["turn"], int) or isinstance(obj["turn"], bool) or obj["turn"] < 0:
+        raise err("must be a non-negative integer", "turn")
+    if obj["role"] not in ROLES:
+        raise err(f"must be one of {', '.join(ROLES)}; got {obj['role']!r}", "role")
+    if not isinstance(obj["text"], str) or not obj["text"].strip():
+        raise err("must be a non-empty string", "text")
+    deps = obj.get("depends_on", [])
+    if not isinstance(deps, list) or not all(isinstance(d, str) and d for d in deps):
+        raise err("must be a list of span ids", "depends_on")
+    if obj["id"] in deps:
+        raise err(f"span {obj['id']!r} depends on itself", "depends_on")
+    return Span(obj["id"], obj["turn"], obj["role"], obj["text"], tuple(deps))
+
+
+def load_trace(path: str | os.PathLike) -> list[Span]:
+    """Read a JSONL trace; a bad line raises TraceError naming file, line and field."""
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw_lines = fh.readlines()
+    except OSError as e:
+        raise TraceError(f"cannot open: {e.strerror}", path=path) from None
+    spans, seen = [], {}
+    for lineno, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise TraceError(f"invalid JSON ({e.msg} at column {e.colno})", path=path,
+                             line=lineno) from None
+        span = span_from_dict(obj, path=path, line=lineno)
+        if span.id in seen:
+            raise TraceError(f"duplicate span id {span.id!r} (first on line {seen[span.id]})",
+                             path=path, line=lineno, field="id")
+        if spans and span.turn < spans[-1].turn:
+            raise TraceError(f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
+                             path=path, line=lineno, field="turn")
+        seen[span.id] = lineno
+        spans.append(span)
+    return spans
+
+
+def save_trace(spans, path: str | os.PathLike) -> None:
+    """Write spans as JSONL, atomically."""
+    atomic_write_text(path, "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n"
+                                    for s in spans))
+
+
+# --- handles ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Patterns:
+    """The regexes that find handle references, handle definitions and tombstones in span text."""
+
+    handle: str = HANDLE_RE
+    definition: str = DEFINITION_RE  # group 1 is the handle
+    tombstone: str = TOMBSTONE_RE  # group 1 is the handle
+
+    @cached_property
+    def _compiled(self):
+        return re.compile(self.handle), re.compile(self.definition), re.compile(self.tombstone)
+
+    def scan(self, text: str) -> tuple[frozenset, frozenset, frozenset]:
+        """(referenced, defined, tombstoned) handles of one text; a tombstone is not a reference."""
+        h, d, t = self._compiled
+        tombs = frozenset(t.findall(text))
+        refs = frozenset(h.findall(text)) - tombs
+        return refs, frozenset(d.findall(text)), tombs
+
+
+DEFAULT_PATTERNS = Patterns()
+
+
+@dataclass(frozen=True, repr=False)
+class WindowReport:
+    """Closure of a retained set: handles defined and referenced, orphans, asymmetric pairs, margin."""
+
+    defined: tuple[str, ...]
+    referenced: tuple[str, ...]
+    tombstoned: tuple[str, ...]
+    orphans: dict = field(default_factory=dict)  # handle -> ids of retained spans naming it
+    missing_deps: dict = field(default_factory=dict)  # absent depends-on id -> ids needing it
+    asymmetric: tuple = ()  # (call id, answer id or None): call retained, its binding answer not
+    margin: float | None = None  # lowest retained score minus highest evicted score
+
+    @property
+    def closed(self) -> bool:
+        return not self.orphans and not self.missing_deps
+
+    def lines(self) -> list[str]:
+        """The report as printable lines (stable order)."""
+        out = [f"closure: {'OK' if self.closed else 'FAILED'}  defined={len(self.defined)} "
+               f"referenced={len(self.referenced)} tombstoned={len(self.tombstoned)}"]
+        for h, ids in self.orphans.items():
+            out.append(f"orphaned reference {h}: named by {', '.join(ids)}")
+        for d, ids in self.missing_deps.items():
+            out.append(f"missing dependency {d}: needed by {', '.join(ids)}")
+        for call, ans in self.asymmetric:
+            out.append(f"asymmetric pair: call {call} retained, "
+                       + (f"its result {ans} evicted" if ans else "no result retained"))
+        if self.margin is not None:
+            out.append(f"eviction margin: {self.margin:.4f}")
+        return out
+
+    def __repr__(self) -> str:
+        m = "n/a" if self.margin is None else f"{self.margin:.3f}"
+        return (f"WindowReport({'closed' if self.closed else 'OPEN'}, orphans={list(self.orphans)}, "
+                f"asymmetric={len(self.asymmetric)}, margin={m})")
+
+
+class TraceIndex:
+    """Incremental index of a growing trace: handles per span, (dependent, prerequisite) edges,
+    (call, answer) pairs. Spans are only appended; positions never change."""
+
+    def __init__(self, patterns: Patterns = DEFAULT_PATTERNS):
+        self.patterns = patterns
+        self.spans: list[Span] = []
+        self.pos: dict[str, int] = {}
+        self.refs: list[frozenset] = []
+        self.defs: list[frozenset] = []
+        self.tombs: list[frozenset] = []
+        self.unresolved: list[tuple[str, ...]] = []  # depends-on ids not seen before the span
+        self.definer: dict[str, int] = {}  # handle -> first span defining it
+        self._edges: list[tuple[int, int]] = []
+        self._pairs: list[tuple[int, int]] = []
+        self._open_calls: list[int] = []  # calls without an answer yet, oldest first
+        self._arrays = None
+
+    def add(self, span: Span) -> int:
+        """Append a span; returns its position."""
+        if span.id in self.pos:
+            raise TraceError(f"duplicate span id {span.id!r}", field="id")
+        i = len(self.spans)
+        refs, defs, tombs = self.patterns.scan(span.text)
+        self.spans.append(span)
+        self.pos[span.id] = i
+        self.refs.append(refs)
+        self.defs.append(defs)
+        self.tombs.append(tombs)
+        deps = [self.pos[d] for d in span.depends_on if d in self.pos]
+        self.unresolved.append(tuple(d for d in span.depends_on if d not in self.pos))
+        edges = {(i, p) for p in deps}
+        # a span referencing a handle depends on the span that first defined it
+        edges |= {(i, self.definer[h]) for h in refs if h in self.definer and self.definer[h] != i}
+        for h in sorted(defs):
+            self.definer.setdefault(h, i)
+        if span.role in ANSWERS:
+            calls = [p for p in deps if self.spans[p].role == "call"]
+            if not calls and span.role == "result" and self._open_calls:
+                calls = [self._open_calls[-1]]  # no explicit link: the most recent open call
+            for c in calls[:1]:
+                edges.add((i, c))  # a result depends on its call
+                self._pairs.append((c, i))
+                if c in self._open_calls:
+                    self._open_calls.remove(c)
+        elif span.role == "call":
+            self._open_calls.append(i)
+        self._edges.extend(sorted(edges))
+        self._arrays = None
+        return i
+
+    def extend(self, spans) -> TraceIndex:
+        for s in spans:
+            self.add(s)
+        return self
+
+    def _build(self):
+        if self._arrays is None:
+            e = np.array(self._edges, dtype=np.int64).reshape(-1, 2)
+            p = np.array(self._pairs, dtype=np.int64).reshape(-1, 2)
+            self._arrays = (e, p)
+        return self._arrays
+
+    @property
+    def edges(self) -> np.ndarray:
+        """(|E|, 2) int array of (dependent, prerequisite) positions."""
+        return self._build()[0]
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """(|P|, 2) int array of (call, answer) positions."""
+        return self._build()[1]
+
+    @property
+    def bindings(self) -> np.ndarray:
+        """The (call, answer) pairs whose answer defines a handle: the call's binding."""
+        p = self.pairs
+        return p[np.array([bool(self.defs[a]) for a in p[:, 1]], dtype=bool).reshape(-1)]
+
+    def edge_ids(self) -> list[tuple[str, str]]:
+        return [(self.spans[d].id, self.spans[p].id) for d, p in self._edges]
+
+    def report(self, kept: np.ndarray | None = None, scores: np.ndarray | None = None,
+               scored: np.ndarray | None = None) -> WindowReport:
+        """Closure of the retained set `kept` (default: every span, i.e. a window as given)."""
+        n = len(self.spans)
+        kept = np.ones(n, dtype=bool) if kept is None else np.asarray(kept, dtype=bool)
+        idx = np.flatnonzero(kept)
+        defined = set().union(*(self.defs[i] for i in idx))
+        referenced = set().union(*(self.refs[i] for i in idx))
+        tombstoned = set().union(*(self.tombs[i] for i in idx))
+        orphans = {h: tuple(self.spans[i].id for i in idx if h in self.refs[i])
+                   for h in sorted(referenced - defined - tombstoned)}
+        missing: dict[str, list[str]] = {}
+        for i in idx:
+            need = list(self.unresolved[i]) + [self.spans[p].id for p in self._explicit(i)
+                                               if not kept[p]]
+            for d in need:
+                missing.setdefault(d, []).append(self.spans[i].id)
+        asym = [(self.spans[c].id, self.spans[a].id) for c, a in self.bindings
+                if kept[c] and not kept[a]]
+        answered = set(self.pairs[:, 0].tolist())
+        last_turn = self.spans[idx[-1]].turn if len(idx) else 0
+        asym += [(self.spans[i].id, None) for i in idx  # a creating call (it names no handle)
+                 if self.spans[i].role == "call" and i not in answered  # the agent moved on from
+                 and not self.refs[i] and self.spans[i].turn < last_turn]  # with no answer kept
+        margin = None if scores is None else eviction_margin(scores, kept, scored)
+        return WindowReport(tuple(sorted(defined)), tuple(sorted(referenced)),
+                            tuple(sorted(tombstoned)), orphans,
+                            {d: tuple(v) for d, v in sorted(missing.items())},
+                            tuple(asym), margin)
+
+    def _explicit(self, i: int) -> list[int]:
+        """Explicit prerequisites that closure requires (an answer's link to its call is a pairing)."""
+        deps = [self.pos[d] for d in self.spans[i].depends_on if d in self.pos]
+        if self.spans[i].role in ANSWERS:
+            deps = [p for p in deps if self.spans[p].role != "call"]
+        return deps
+
+
+def eviction_margin(scores: np.ndarray, kept: np.ndarray, scored: np.ndarray | None = None):
+    """Lowest retained score minus highest evicted score (among `scored` spans); None if none evicted."""
+    scored = np.ones(len(scores), dtype=bool) if scored is None else scored
+    ret, ev = scores[kept & scored], scores[~kept & scored]
+    if not len(ev) or not len(ret):
+        return None
+    return float(ret.min() - ev.max())
+
+
+def analyze(spans, kept=None, scores=None, patterns: Patterns = DEFAULT_PATTERNS) -> WindowReport:
+    """Handle analysis of a window: `spans` with an optional kept mask and relevance scores."""
+    return TraceIndex(patterns).extend(spans).report(kept, scores)
+
+
+def trace_edges(spans, patterns: Patterns = DEFAULT_PATTERNS) -> list[tuple[str, str]]:
+    """(dependent, prerequisite) span-id edges: explicit depends-on, result -> call, reference ->
+    definition. The same shape as a scenario's `edges`, so DSGC can propagate over them."""
+    return TraceIndex(patterns).extend(spans).edge_ids()
+
+
+def closure_requirements(kept: np.ndarray, edges: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Spans that must join `kept` for it to be closed: every prerequisite of a retained span and
+    the binding answer of every retained call (`pairs`), to a fixpoint (a vectorized pass a layer)."""
+    need = np.array(kept, dtype=bool)
+    dep = np.concatenate([edges[:, 0], pairs[:, 0]])
+    pre = np.concatenate([edges[:, 1], pairs[:, 1]])
+    while True:
+        add = pre[need[dep] & ~need[pre]]
+        if not len(add):
+            return need & ~np.asarray(kept, dtype=bool)
+        need[add] = True
+
+
+def components(n: int, edges: np.ndarray, pairs: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Connected-component label (smallest member position) of each span in `among`; -1 outside."""
+    lab = np.where(among, np.arange(n), -1)
+    links = np.concatenate([edges, pairs])
+    links = links[among[links[:, 0]] & among[links[:, 1]]] if len(links) else links
+    while len(links):
+        lo = np.minimum(lab[links[:, 0]], lab[links[:, 1]])
+        new = lab.copy()
+        np.minimum.at(new, links[:, 0], lo)
+        np.minimum.at(new, links[:, 1], lo)
+        new[among] = new[new[among]]  # pointer jumping speeds up long chains
+        if np.array_equal(new, lab):
+            break
+        lab = new
+    return lab
+
+
+# --- window managers over a growing trace -------------------------------------------------------
+
+FRACTION = 0.78  # evict when the window passes this share of its capacity
+TARGET = 0.60  # ... down to this share (hysteresis, so not every turn is a cycle)
+THRESHOLD = 0.35  # relevance below which a span may be evicted
+FLOOR = 0.03  # eviction margin below which the ranking is near-arbitrary
+TOMB_SCORE = 2.0  # a tombstone with nothing stored behind it sorts after every cosine score
+
+
+@dataclass(frozen=True, repr=False)
+class Cycle:
+    """One eviction cycle: the proposal's margin and orphans, what the gate changed, the outcome."""
+
+    turn: int
+    used_before: int
+    used_after: int
+    evicted: tuple[str, ...]
+    margin: float | None  # of the proposal, in the manager's score units
+    proposal_orphans: tuple[str, ...]  # handles the proposed eviction would orphan
+    orphans: tuple[str, ...]  # handles orphaned after the commit
+    pinned: tuple[str, ...] = ()  # spans the gate kept against the proposal
+    tombstoned: tuple[str, ...] = ()  # handles externalized behind a tombstone
+    throttled: bool = False  # the margin was below the floor, so eviction was deferred
+
+    def __repr__(self) -> str:
+        m = "n/a" if self.margin is None else f"{self.margin:.3f}"
+        return (f"Cycle(turn {self.turn}, {self.used_before}->{self.used_after} tokens, "
+                f"evicted {len(self.evicted)}, margin {m}, orphans {list(self.orphans)})")
+
+
+def _evict_order(scores, costs, cand, pool, need_soft: int, need_hard: int) -> np.ndarray:
+    """Evict `cand` units lowest score first until `need_soft` tokens are freed; then, if fewer
+    than `need_hard` were freed, the rest of `pool` the same way. One cumsum per phase."""
+    evict = np.zeros(len(scores), dtype=bool)
+    freed = 0
+    for mask, need in ((cand, need_soft), (pool, need_hard)):
+        need -= freed
+        if need <= 0:
+            continue
+        idx = np.flatnonzero(mask & ~evict)
+        idx = idx[np.argsort(scores[idx], kind="stable")]
+        cum = np.cumsum(costs[idx])
+        k = min(int(np.searchsorted(cum, need)) + 1, len(idx))
+        evict[idx[:k]] = True
+        freed += int(cum[k - 1]) if k else 0
+    return evict
+
+
+class RelevanceManager:
+    """Relevance-only eviction: once the window passes `fraction` of `capacity`, evict spans whose
+    cosine to the goal is below `threshold`, lowest first, down to `target` (the note's pruner).
+
+    Relevance is the cosine similarity of the span's embedding to the goal's embedding (the
+    project encoders rows are L2-normalized, so one matrix-vector product scores the window).
+    """
+
+    name = "relevance"
+
+    def __init__(self, capacity: int, *, fraction: float = FRACTION, target: float = TARGET,
+                 threshold: float = THRESHOLD, floor: float = FLOOR, encoder="lexical",
+                 patterns: Patterns = DEFAULT_PATTERNS):
+        from workbench.encoders import get_encoder
+
+        self.capacity, self.fraction, self.target = int(capacity), fraction, min(target, fraction)
+        self.threshold, self.floor = threshold, floor
+        self.encoder = get_encoder(encoder) if isinstance(encoder, str) else encoder
+        self.index = TraceIndex(patterns)
+        self._emb = np.zeros((0, self.encoder.dim))
+        self._cost = np.zeros(0, dtype=np.int64)
+        self._kept = np.zeros(0, dtype=bool)
+        self._tomb = np.zeros(0, dtype=bool)
+        self._pinned = np.zeros(0, dtype=bool)
+        self.cycles: list[Cycle] = []
+
+    # --- state ---
+    @property
+    def n(self) -> int:
+        return len(self.index.spans)
+
+    @property
+    def kept(self) -> np.ndarray:
+        return self._kept[: self.n]
+
+    @property
+    def used(self) -> int:
+        return int(self._cost[: self.n][self.kept].sum())
+
+    @property
+    def occupancy(self) -> float:
+        return self.used / self.capacity
+
+    @property
+    def closure_tokens(self) -> int:
+        """Tokens in the window only because of closure: gate pins plus tombstones."""
+        extra = (self._pinned[: self.n] | self._tomb[: self.n]) & self.kept
+        return int(self._cost[: self.n][extra].sum())
+
+    def window(self) -> list[Span]:
+        """The retained spans in trace order."""
+        return [self.index.spans[i] for i in np.flatnonzero(self.kept)]
+
+    def report(self) -> WindowReport:
+        return self.index.report(self.kept)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.used}/{self.capacity} tokens, "
+                f"{int(self.kept.sum())}/{self.n} spans kept, {len(self.cycles)} cycles)")
+
+    def add(self, *spans: Span) -> None:
+        """Append spans to the trace; they enter the window."""
+        if not spans:
+            return
+        for s in spans:
+            self.index.add(s)
+        emb = self.encoder([s.text for s in spans])
+        self._emb = np.vstack([self._emb[: self.n - len(spans)], emb])
+        grow = np.ones(len(spans), dtype=bool)
+        self._cost = np.concatenate([self._cost, [s.cost for s in spans]]).astype(np.int64)
+        self._kept = np.concatenate([self._kept, grow])
+        self._tomb = np.concatenate([self._tomb, [s.role == "tombstone" or bool(self.index.tombs[
+            self.index.pos[s.id]]) for s in spans]])
+        self._pinned = np.concatenate([self._pinned, ~grow])
+
+    def resolve(self, handle: str) -> str:
+        """'bound' if a retained span defines the handle, 'recoverable' if a retained tombstone
+        names it, else 'missing'."""
+        idx = np.flatnonzero(self.kept)
+        if any(handle in self.index.defs[i] for i in idx):
+            return "bound"
+        if any(handle in self.index.tombs[i] for i in idx):
+            return "recoverable"
+        return "missing"
+
+    def restore(self, handle: str) -> tuple[Span, ...]:
+        """Bring an externalized component back (managers without tombstones have none)."""
+        raise KeyError(f"{handle} was not externalized by the {self.name} manager")
+
+    # --- one eviction cycle ---
+    def step(self, goal: str, turn: int) -> Cycle | None:
+        """Run an eviction cycle if the window is past `fraction` of capacity."""
+        if self.used <= self.fraction * self.capacity:
+            need = self._requirements(self.kept)  # a new span may name an evicted binding
+            self._kept[: self.n] |= need
+            self._pinned[: self.n] |= need
+            return None
+        q = self.encoder([goal])[0]
+        sims = self._emb[: self.n] @ q
+        before = self.kept.copy()
+        evict, scores, scored = self._propose(q, sims, self.target)
+        margin = eviction_margin(scores, before & ~evict, scored & before)
+        proposal = tuple(self.index.report(before & ~evict).orphans)
+        evict, need, throttled = self._gate(q, sims, evict, margin)
+        used_before = self.used
+        self._kept[: self.n] = (before & ~evict) | need
+        self._pinned[: self.n] = need & self.kept
+        tombs = self._externalize(evict & before, turn)
+        cyc = Cycle(turn, used_before, self.used,
+                    tuple(self.index.spans[i].id for i in np.flatnonzero(evict & before)),
+                    margin, proposal, tuple(self.report().orphans),
+                    tuple(self.index.spans[i].id for i in np.flatnonzero(need)), tombs, throttled)
+        self.cycles.append(cyc)
+        return cyc
+
+    def _needs(self, target: float) -> tuple[int, int]:
+        used = self.used
+        return used - int(target * self.capacity), used - self.capacity
+
+    def _propose(self, q, sims, target, exclude=None):
+        """(evict mask, scores for the margin, mask of scored spans)."""
+        scored = self.kept & ~self._tomb[: self.n]
+        evict = _evict_order(sims, self._cost[: self.n], scored & (sims < self.threshold),
+                             scored, *self._needs(target))
+        return evict, sims, scored
+
+    def _gate(self, q, sims, evict, margin):
+        """(evict, spans to pin, throttled); relevance-only trusts the proposal."""
+        return evict, np.zeros(self.n, dtype=bool), False
+
+    def _requirements(self, kept) -> np.ndarray:
+        """Spans outside `kept` that closure needs back in (relevance-only needs none)."""
+        return np.zeros(self.n, dtype=bool)
+
+    def _externalize(self, evicted, turn) -> tuple[str, ...]:
+        return ()
+
+
+class GatedManager(RelevanceManager):
+    """Relevance eviction plus the closure gate: a proposal that would orphan a reference (or split
+    a call from its result) is repaired by pinning the bindings, or raises in mode 'raise'; a
+    margin below `floor` defers eviction to the trigger level, or raises in mode 'raise'."""
+
+    name = "gate"
+
+    def __init__(self, capacity: int, *, mode: str = "throttle", **kw):
+        if mode not in ("throttle", "raise"):
+            raise ValueError(f"mode must be 'throttle' or 'raise', got {mode!r}")
+        super().__init__(capacity, **kw)
+        self.mode = mode
+
+    def _gate(self, q, sims, evict, margin):
+        throttled = margin is not None and margin < self.floor
+        if throttled and self.mode == "raise":
+            raise ContextClosureError(
+                f"eviction margin {margin:.3f} below floor {self.floor}: the scorer cannot "
+                "tell load-bearing spans from filler; defer pruning")
+        target = self.fraction if throttled else self.target  # throttle: evict only to the trigger
+        need = self._requirements(self.kept & ~evict)
+        if need.any() and self.mode == "raise":
+            lost = sorted(self.index.report(self.kept & ~evict).orphans)
+            raise ContextClosureError(
+                f"eviction would orphan references {lost} or split call/result pairs; "
+                "externalize them as tombstones or evict their components atomically")
+        held = np.zeros(self.n, dtype=bool)
+        for _ in range(16):  # pin what the retained set needs, let the scorer evict elsewhere
+            if throttled or need.any():
+                evict = self._propose(q, sims, target, exclude=held)[0]
+            need = self._requirements(self.kept & ~evict)
+            if not need.any():
+                break
+            held |= need
+        return evict & ~held, held | need, throttled
+
+    def _requirements(self, kept) -> np.ndarray:
+        return closure_requirements(kept, self.index.edges, self.index.bindings)
+
+    def _propose(self, q, sims, target, exclude=None):
+        """As relevance-only; spans held by the gate are not the scorer's to evict."""
+        scored = self.kept & ~self._tomb[: self.n]
+        pool = scored if exclude is None else scored & ~exclude
+        evict = _evict_order(sims, self._cost[: self.n], pool & (sims < self.threshold),
+                             pool, *self._needs(target))
+        return evict, sims, scored
+
+
+class AtomicManager(RelevanceManager):
+    """Component-atomic eviction: a dependency component (call + result + every reference) is
+    scored as a unit (its best member's relevance) and kept or evicted whole."""
+
+    name = "atomic"
+
+    def _units(self, sims):
+        kept, n = self.kept, self.n
+        lab = components(n, self.index.edges, self.index.pairs, kept)
+        members = np.flatnonzero(kept)
+        unit_score = np.full(n, -np.inf)
+        np.maximum.at(unit_score, lab[members], sims[members])
+        tombs = np.flatnonzero(self._tomb[:n] & kept)
+        unit_score[tombs] = self._tomb_scores(sims, tombs)
+        unit_cost = np.bincount(lab[members], weights=self._cost[:n][members], minlength=n)
+        return lab, unit_score, unit_cost.astype(np.int64)
+
+    def _tomb_scores(self, sims, tombs) -> np.ndarray:
+        return np.full(len(tombs), TOMB_SCORE)
+
+    def _gate(self, q, sims, evict, margin):
+        """Components leave whole, but a new span may name a binding evicted in an earlier cycle
+        (a replayed trace does): re-admit it, unless a retained tombstone covers the handle."""
+        need = self._requirements(self.kept & ~evict)
+        return evict & ~need, need, False
+
+    def _requirements(self, kept) -> np.ndarray:
+        edges = self.index.edges
+        tombs = np.flatnonzero(kept & self._tomb[: self.n])
+        covered = set().union(*(self.index.tombs[i] for i in tombs))
+        if covered:  # a reference to a tombstoned handle is a recoverable miss, not a violation
+            cov = np.array([bool(d) and d <= covered for d in self.index.defs[: self.n]])
+            edges = edges[~cov[edges[:, 1]]]
+        return closure_requirements(kept, edges, self.index.bindings)
+
+    def _propose(self, q, sims, target, exclude=None):
+        lab, unit_score, unit_cost = self._units(sims)
+        roots = np.zeros(self.n, dtype=bool)
+        roots[np.unique(lab[self.kept])] = True
+        evict_units = _evict_order(unit_score, unit_cost, roots & (unit_score < self.threshold),
+                                   roots, *self._needs(target))
+        evict = self.kept & evict_units[np.maximum(lab, 0)]
+        scored = self.kept & ~self._tomb[: self.n]
+        scores = np.where(self.kept, unit_score[np.maximum(lab, 0)], 0.0)
+        return evict, scores, scored
+
+
+class TombstoneManager(AtomicManager):
+    """Component-atomic eviction that externalizes each evicted component to a store and leaves
+    a typed tombstone per handle it defined, so a later reference is a recoverable miss."""
+
+    name = "tombstone"
+
+    def __init__(self, capacity: int, **kw):
+        super().__init__(capacity, **kw)
+        self.store: dict[str, tuple[int, ...]] = {}  # handle -> positions of its component
+        self._serial = 0
+
+    def _externalize(self, evicted, turn) -> tuple[str, ...]:
+        lab = components(self.n, self.index.edges, self.index.pairs, evicted)
+        handles, tombs = [], []
+        for root in np.unique(lab[evicted & ~self._tomb[: self.n]]):
+            members = tuple(int(i) for i in np.flatnonzero((lab == root) & evicted))
+            for h in sorted(set().union(*(self.index.defs[i] for i in members))):
+                self.store[h] = members
+                handles.append(h)
+                self._serial += 1
+                tombs.append(tombstone_span(f"tomb{self._serial}:{h}", turn, h))
+        self.add(*tombs)
+        return tuple(handles)
+
+    def _tomb_scores(self, sims, tombs) -> np.ndarray:
+        """A tombstone is as relevant as the best span of the component it stands for."""
+        out = np.full(len(tombs), TOMB_SCORE)
+        for k, i in enumerate(tombs):
+            members = [m for h in self.index.tombs[i] for m in self.store.get(h, ())]
+            if members:
+                out[k] = sims[members].max()
+        return out
+
+    def restore(self, handle: str) -> tuple[Span, ...]:
+        """Bring the handle's component back into the window exactly as it was; drop its tombstones."""
+        if handle not in self.store:
+            raise KeyError(f"{handle} is not externalized")
+        members = self.store[handle]
+        gone = {h for h, m in self.store.items() if m == members}
+        for h in gone:
+            del self.store[h]
+        self._kept[list(members)] = True
+        for i in np.flatnonzero(self.kept & self._tomb[: self.n]):
+            if self.index.tombs[i] & gone:
+                self._kept[i] = False
+        return tuple(self.index.spans[i] for i in members)
+
+
+class DSGCManager(RelevanceManager):
+    """DSGC over trace-induced edges: I = r + lambda * pi on the retained spans, kept by the
+    budgeted walk down to `target`; scores are reported as I / max(I) so the margin is in [0, 1]."""
+
+    name = "dsgc"
+
+    def __init__(self, capacity: int, *, lam: float = 1.0, tau: float = 0.25, hops: int = 1,
+                 delta: float = 0.5, **kw):
+        from workbench.policies import DSGC
+
+        super().__init__(capacity, **kw)
+        self.policy = DSGC(lam=lam, tau=tau, hops=hops, delta=delta)
+
+    def _propose(self, q, sims, target, exclude=None):
+        n, kept = self.n, self.kept
+        scored = kept & ~self._tomb[:n]
+        pos = np.flatnonzero(scored)
+        local = np.full(n, -1)
+        local[pos] = np.arange(len(pos))
+        e = self.index.edges
+        e = local[e[scored[e[:, 0]] & scored[e[:, 1]]]]
+        budget = int(target * self.capacity) - int(self._cost[:n][kept & ~scored].sum())
+        ret = self.policy(self._emb[pos], q, e, self._cost[pos], max(budget, 0))
+        evict = np.zeros(n, dtype=bool)
+        evict[pos[~ret.kept]] = True
+        scores = np.zeros(n)
+        scores[pos] = ret.scores / max(float(ret.scores.max()), 1e-12)
+        return evict, scores, scored
+
+
+MANAGERS = {"relevance": RelevanceManager, "gate": GatedManager, "atomic": AtomicManager,
+            "tombstone": TombstoneManager, "dsgc": DSGCManager}
+
+
+def make_manager(name: str, capacity: int, **kw) -> RelevanceManager:
+    """A window manager by its command-line name."""
+    if name not in MANAGERS:
+        raise ValueError(f"unknown manager {name!r}; choose one of {', '.join(MANAGERS)}")
+    return MANAGERS[name](capacity, **kw)
+
+
+def replay(spans, manager: RelevanceManager, goal: str | None = None) -> RelevanceManager:
+    """Feed a trace to a manager turn by turn, running a cycle after each turn. The goal is
+    `goal` if given, else the first user span (the task the agent was given)."""
+    if goal is None:
+        goal = next((s.text for s in spans if s.role == "user"), spans[0].text if spans else "")
+    for turn in sorted({s.turn for s in spans}):
+        manager.add(*[s for s in spans if s.turn == turn])
+        manager.step(goal, turn)
+    return manager

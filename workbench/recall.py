@@ -1,0 +1,428 @@
+"""The retention x selection streaming-recall benchmark (seed 003): grid, bootstrap, analyses.
+
+Retention decides online, without the query, what stays under capacity K; selection ranks the
+survivors at query time and exposes k. Every cell runs on the same seeded episodes and reports
+required-fact recall beside retention rate, which upper-bounds it (an exposed item is a kept one).
+Intervals resample whole episodes: the queries of one stream share its survivors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from workbench.encoders import tokenize
+from workbench.recall_episodes import (  # noqa: F401  (re-exported: the public API lives here)
+    QUERY_FORMS,
+    Episodes,
+    SquadPool,
+    episode_rng,
+    load_squad,
+    make_episodes,
+    squad_episodes,
+)
+from workbench.recall_rules import (  # noqa: F401
+    QUERY_AWARE,
+    RETENTION_RULES,
+    SELECTION_RULES,
+    retain,
+    select,
+    selection_scores,
+)
+
+N_BOOT = 2000
+PAPER_FIGURES = Path(__file__).resolve().parents[1] / "data" / "reference" / "paper_figures.json"
+
+
+def _name(rule) -> str:
+    return rule[0] if isinstance(rule, tuple) else rule
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Grid:
+    """Every retention rule crossed with every selection rule on one batch of episodes."""
+
+    episodes: Episodes
+    retention_rules: tuple[str, ...]
+    selection_rules: tuple[str, ...]
+    kept: np.ndarray  # (R, E, N) survivors per retention rule
+    scores: np.ndarray  # (S, E, Q, N) selection scores
+    exposed: np.ndarray  # (R, S, E, Q, N) the top-k survivors
+    rank: np.ndarray  # (R, S, E, Q, N) 0-based rank of each item
+    K: int
+    k: int
+    seed: int
+
+    @property
+    def retained(self) -> np.ndarray:
+        """(R, E, Q) whether each query's target survived retention."""
+        t = np.broadcast_to(self.episodes.target, (len(self.retention_rules),) + self.episodes.target.shape)
+        return np.take_along_axis(self.kept, t, axis=2)
+
+    @property
+    def hits(self) -> np.ndarray:
+        """(R, S, E, Q) whether each query's target was exposed."""
+        t = self.episodes.target[None, None, :, :, None]
+        t = np.broadcast_to(t, self.exposed.shape[:4] + (1,))
+        return np.take_along_axis(self.exposed, t, axis=4)[..., 0]
+
+    def cell(self, retention: str, selection: str) -> tuple[int, int]:
+        """Indices of a (retention, selection) cell."""
+        return self.retention_rules.index(retention), self.selection_rules.index(selection)
+
+    def recall(self, retention: str, selection: str) -> float:
+        """Required-fact recall of one cell (a fraction)."""
+        r, s = self.cell(retention, selection)
+        return float(self.hits[r, s].mean())
+
+    def retention_rate(self, retention: str) -> float:
+        """Fraction of queries whose target survived the retention rule."""
+        return float(self.retained[self.retention_rules.index(retention)].mean())
+
+    def __repr__(self) -> str:
+        return (f"Grid({len(self.retention_rules)} retention x {len(self.selection_rules)} "
+                f"selection, K={self.K}, k={self.k}, {self.episodes!r})")
+
+
+def run_grid(episodes: Episodes, K: int = 5, k: int = 3, seed: int = 0,
+             retention_rules: Sequence = RETENTION_RULES,
+             selection_rules: Sequence = SELECTION_RULES, encoder=None) -> Grid:
+    """Cross the rules on the episodes; a rule is a name or a (name, fn) pair.
+
+    A custom retention fn(episodes, K) returns the (E, N) kept mask; a custom selection
+    fn(episodes) returns (E, Q, N) scores. The invariant recall <= retention is checked per query.
+    """
+    kept = np.stack([np.asarray(r[1](episodes, K), dtype=bool) if isinstance(r, tuple)
+                     else retain(r, episodes, K, seed) for r in retention_rules])
+    scores = np.stack([selection_scores(s[1] if isinstance(s, tuple) else s, episodes, seed, encoder)
+                       for s in selection_rules])
+    pairs = [select(scores[s], kept[r], k) for r in range(len(kept)) for s in range(len(scores))]
+    shape = (len(kept), len(scores)) + scores.shape[1:]
+    exposed = np.stack([p[0] for p in pairs]).reshape(shape)
+    rank = np.stack([p[1] for p in pairs]).reshape(shape)
+    grid = Grid(episodes, tuple(map(_name, retention_rules)), tuple(map(_name, selection_rules)),
+                kept, scores, exposed, rank, K, k, seed)
+    if np.any(grid.hits & ~grid.retained[:, None]):
+        raise AssertionError("a selection rule exposed an item its retention rule had dropped")
+    return grid
+
+
+def run_forms(episodes: int = 300, K: int = 5, k: int = 3, density: float = 0.3, seed: int = 0,
+              encoder=None, marker: bool = False) -> dict[str, Grid]:
+    """The grid on the same seeded streams under each query form (informative, uninformative)."""
+    return {form: run_grid(make_episodes(episodes, density=density, queries=form, marker=marker,
+                                         seed=seed), K, k, seed, encoder=encoder)
+            for form in QUERY_FORMS}
+
+
+def invariant_holds(grid: Grid) -> bool:
+    """No cell's recall exceeds its row's retention rate (checked per query, hence per cell)."""
+    return bool(np.all(grid.hits <= grid.retained[:, None]))
+
+
+def recall_matrix(grid: Grid) -> dict[str, dict[str, float]]:
+    """Recall in percent (one decimal) by retention rule, then selection rule; for records."""
+    hits = grid.hits.mean((-2, -1))
+    return {r: {s: round(100 * float(hits[i, j]), 1) for j, s in enumerate(grid.selection_rules)}
+            for i, r in enumerate(grid.retention_rules)}
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table as CSV atomically (whole or not at all)."""
+    from workbench.scenario import atomic_write_text
+
+    atomic_write_text(path, df.to_csv(index=False, lineterminator="\n"))
+    return Path(path)
+
+
+# --- bootstrap over episodes ----------------------------------------------------------------
+
+def bootstrap_weights(n_episodes: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
+    """(B, E) how often each episode appears in each resample (resampling episodes, not queries)."""
+    rng = episode_rng(seed, "bootstrap", n_episodes)
+    idx = rng.integers(n_episodes, size=(n_boot, n_episodes))
+    w = np.zeros((n_boot, n_episodes))
+    np.add.at(w, (np.repeat(np.arange(n_boot), n_episodes), idx.ravel()), 1.0)
+    return w
+
+
+def bootstrap_ci(per_episode: np.ndarray, n_boot: int = N_BOOT, seed: int = 0,
+                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and percentile interval of (..., E) per-episode values; one resample set for all rows (paired)."""
+    x = np.asarray(per_episode, dtype=np.float64)
+    flat = x.reshape(-1, x.shape[-1])
+    boot = bootstrap_weights(x.shape[-1], n_boot, seed) @ flat.T / x.shape[-1]  # (B, rows)
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(boot, [tail, 100 - tail], axis=0)
+    shape = x.shape[:-1]
+    return flat.mean(1).reshape(shape), lo.reshape(shape), hi.reshape(shape)
+
+
+def _pp(values) -> list[float]:
+    return [round(100 * float(v), 1) for v in values]
+
+
+def cells_table(grid: Grid, n_boot: int = N_BOOT, seed: int | None = None) -> pd.DataFrame:
+    """One row per cell: recall and retention rate in percent, each with a 95% episode-bootstrap interval."""
+    seed = grid.seed if seed is None else seed
+    rec = bootstrap_ci(grid.hits.mean(-1), n_boot, seed)  # (R, S, E) per-episode recall
+    ret = bootstrap_ci(grid.retained.mean(-1), n_boot, seed)
+    rows = []
+    for r, rname in enumerate(grid.retention_rules):
+        for s, sname in enumerate(grid.selection_rules):
+            rows.append({"retention": rname, "selection": sname,
+                         **dict(zip(("recall", "recall_lo", "recall_hi"),
+                                    _pp(x[r, s] for x in rec), strict=True)),
+                         **dict(zip(("retention_rate", "retention_lo", "retention_hi"),
+                                    _pp(x[r] for x in ret), strict=True))})
+    out = pd.DataFrame(rows)
+    out["K"], out["k"] = grid.K, grid.k
+    out["episodes"], out["n_queries"] = grid.episodes.n_episodes, grid.hits.shape[2] * grid.hits.shape[3]
+    out["query_form"] = grid.episodes.params.get("queries", "")
+    return out
+
+
+def paired_difference(grid: Grid, a: tuple[str, str], b: tuple[str, str],
+                      n_boot: int = N_BOOT, seed: int | None = None,
+                      other: Grid | None = None) -> tuple[float, float, float]:
+    """Recall of cell a minus cell b in pp, with a paired bootstrap interval (same episode resamples).
+
+    Cell b comes from `other` when given (the same episodes under another condition).
+    """
+    seed = grid.seed if seed is None else seed
+    ha = grid.hits[grid.cell(*a)].mean(-1)
+    ob = grid if other is None else other
+    if ob.episodes.n_episodes != grid.episodes.n_episodes:
+        raise ValueError("paired differences need the same episodes in both grids")
+    hb = ob.hits[ob.cell(*b)].mean(-1)
+    m, lo, hi = bootstrap_ci(ha - hb, n_boot, seed)
+    return tuple(_pp([m, lo, hi]))
+
+
+def decomposition(grid: Grid, bounded: str = "recency", aware: str = "query",
+                  independent: str = "recency", unbounded: str = "unbounded",
+                  n_boot: int = N_BOOT) -> pd.DataFrame:
+    """The matched-access decomposition of the mixed-cell advantage, in pp with paired intervals.
+
+    matched_access_gain = recall(bounded, aware) - recall(bounded, independent): query awareness
+      with the same material available;
+    mixed_comparison = recall(unbounded, aware) - recall(bounded, independent): the confounded
+      comparison of a full-history query-aware agent with a bounded query-blind one;
+    access_contribution = recall(unbounded, aware) - recall(bounded, aware) = mixed - matched:
+      what full-history access adds. The three share one set of episode resamples.
+    """
+    rows = [
+        ("matched_access_gain", (bounded, aware), (bounded, independent)),
+        ("mixed_comparison", (unbounded, aware), (bounded, independent)),
+        ("access_contribution", (unbounded, aware), (bounded, aware)),
+    ]
+    out = []
+    for name, a, b in rows:
+        est, lo, hi = paired_difference(grid, a, b, n_boot)
+        out.append({"component": name, "pp": est, "lo": lo, "hi": hi,
+                    "minuend": "/".join(a), "subtrahend": "/".join(b)})
+    return pd.DataFrame(out)
+
+
+# --- analyses --------------------------------------------------------------------------------
+
+def memory_pressure(episodes: Episodes, Ks: Sequence[int] = (2, 3, 5, 10, 20), k: int = 3,
+                    seed: int = 0, encoder=None, n_boot: int = N_BOOT, **rules) -> pd.DataFrame:
+    """The full grid at each capacity K (the episodes, and so the scores, stay the same)."""
+    return pd.concat([cells_table(run_grid(episodes, K, k, seed, encoder=encoder, **rules), n_boot)
+                      for K in Ks], ignore_index=True)
+
+
+DELAY_BUCKETS = ((0, 2), (3, 5), (6, 9))
+
+
+def delay_table(grid: Grid, buckets: Sequence[tuple[int, int]] = DELAY_BUCKETS) -> pd.DataFrame:
+    """Recall and retention rate (percent) by delay bucket: observations between target and query."""
+    delay = grid.episodes.delay
+    hits, retained = grid.hits, grid.retained
+    rows = []
+    for lo, hi in buckets:
+        m = (delay >= lo) & (delay <= hi)
+        n = int(m.sum())
+        for r, rname in enumerate(grid.retention_rules):
+            ret = 100 * retained[r][m].mean() if n else np.nan
+            for s, sname in enumerate(grid.selection_rules):
+                rec = 100 * hits[r, s][m].mean() if n else np.nan
+                rows.append({"delay": f"{lo}-{hi}", "retention": rname, "selection": sname,
+                             "recall": round(float(rec), 1), "retention_rate": round(float(ret), 1),
+                             "queries": n})
+    return pd.DataFrame(rows)
+
+
+def density_sweep(densities: Sequence[float] = (0.1, 0.3, 0.5, 0.7), episodes: int = 300,
+                  K: int = 5, k: int = 3, seed: int = 0, queries: str = "informative",
+                  encoder=None, n_boot: int = N_BOOT, **rules) -> pd.DataFrame:
+    """The grid at each distractor density (fresh episodes per density, same seed)."""
+    frames = []
+    for d in densities:
+        ep = make_episodes(episodes, density=d, queries=queries, seed=seed)
+        frames.append(cells_table(run_grid(ep, K, k, seed, encoder=encoder, **rules), n_boot)
+                      .assign(density=d))
+    return pd.concat(frames, ignore_index=True)
+
+
+def artifact_study(episodes: int = 300, K: int = 5, k: int = 3, seed: int = 0, density: float = 0.3,
+                   encoder=None, n_boot: int = N_BOOT,
+                   rows: Sequence[str] = ("recency", "unbounded")) -> pd.DataFrame:
+    """Uninformative queries with and without the distractor marker: recall and the marker's paired boost."""
+    grids = {m: run_grid(make_episodes(episodes, density=density, queries="uninformative",
+                                       marker=m, seed=seed), K, k, seed, retention_rules=rows,
+                         encoder=encoder) for m in (False, True)}
+    plain, marked = grids[False], grids[True]
+    out = []
+    for r in rows:
+        for s in plain.selection_rules:
+            boost = paired_difference(marked, (r, s), (r, s), n_boot, other=plain)
+            out.append({"retention": r, "selection": s,
+                        "recall_plain": round(100 * plain.recall(r, s), 1),
+                        "recall_marked": round(100 * marked.recall(r, s), 1),
+                        "boost_pp": boost[0], "boost_lo": boost[1], "boost_hi": boost[2]})
+    return pd.DataFrame(out)
+
+
+def same_hits(grid: Grid, retention: str, a: str, b: str) -> bool:
+    """Whether two selection rules expose the target for exactly the same queries."""
+    r, sa = grid.cell(retention, a)
+    return bool(np.array_equal(grid.hits[r, sa], grid.hits[r, grid.cell(retention, b)[1]]))
+
+
+def type_filter_report(grid: Grid, retention: str, selection: str = "dense") -> dict:
+    """Distractor share among exposed items vs the stream base rate, and the recall predicted by type filtering alone.
+
+    The prediction assumes the selector picks k items uniformly among retained non-distractors:
+    a retained target is exposed with probability min(k, r) / r, r = retained facts.
+    """
+    r, s = grid.cell(retention, selection)
+    ep = grid.episodes
+    exposed = grid.exposed[r, s]
+    share = float((exposed & ep.distractor[:, None, :]).sum() / max(exposed.sum(), 1))
+    facts = (grid.kept[r] & ~ep.distractor).sum(1)[:, None]  # (E, 1)
+    pred = np.where(grid.retained[r], np.minimum(grid.k, facts) / np.maximum(facts, 1), 0.0)
+    return {"recall": round(100 * grid.recall(retention, selection), 1),
+            "exposed_distractor_share": round(100 * share, 1),
+            "distractor_base_rate": round(100 * float(ep.distractor.mean()), 1),
+            "predicted_by_type_filtering": round(100 * float(pred.mean()), 1)}
+
+
+FAILURES = ("eviction", "displacement", "similarity_confusion")
+
+
+def failure_classes(grid: Grid) -> np.ndarray:
+    """(R, S, E, Q) int: -1 success, 0 eviction, 1 displacement, 2 similarity confusion.
+
+    eviction: the target did not survive retention. Otherwise the target survived but was not
+    exposed; it is similarity confusion when the selector is query-aware (query, dense) and an
+    exposed survivor scored strictly higher similarity to the query than the target, and
+    displacement when the target lost on a query-independent order (recency, random) or on a
+    recency tie-break among equal similarities.
+    """
+    ep = grid.episodes
+    tgt = ep.target[None, None, :, :, None]
+    t_score = np.take_along_axis(np.broadcast_to(grid.scores, grid.exposed.shape),
+                                 np.broadcast_to(tgt, grid.exposed.shape[:4] + (1,)), axis=4)
+    outscored = (grid.exposed & (grid.scores[None] > t_score)).any(-1)  # (R, S, E, Q)
+    aware = np.array([s in QUERY_AWARE for s in grid.selection_rules])[None, :, None, None]
+    retained = grid.retained[:, None]
+    out = np.where(~retained, 0, np.where(aware & outscored, 2, 1))
+    return np.where(grid.hits, -1, out)
+
+
+def failure_table(grid: Grid) -> pd.DataFrame:
+    """Failure counts per cell, split into eviction, displacement and similarity confusion."""
+    cls = failure_classes(grid)
+    rows = []
+    for r, rname in enumerate(grid.retention_rules):
+        for s, sname in enumerate(grid.selection_rules):
+            c = cls[r, s]
+            rows.append({"retention": rname, "selection": sname, "failures": int((c >= 0).sum()),
+                         **{f: int((c == i).sum()) for i, f in enumerate(FAILURES)}})
+    return pd.DataFrame(rows)
+
+
+# --- readers: from exposed facts to an answer ------------------------------------------------
+
+class Reader(Protocol):
+    """Anything that answers a query from the exposed facts (best-ranked first)."""
+
+    def __call__(self, query: str, facts: Sequence[str]) -> str: ...
+
+
+_FACT = re.compile(r"^(?:\S+ )?The (\S+) is (.+?)\.?$")
+
+
+def fact_reader(query: str, facts: Sequence[str]) -> str:
+    """The default reader: the fact sharing most query tokens (first on ties), answered by its value."""
+    if not facts:
+        return ""
+    q = set(tokenize(query))
+    best = max(range(len(facts)), key=lambda i: (len(q & set(tokenize(facts[i]))), -i))
+    m = _FACT.match(facts[best])
+    return m.group(2) if m else facts[best]
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style normalization: lowercase, drop punctuation and articles, squeeze spaces."""
+    words = [w for w in tokenize(text) if w not in ("a", "an", "the")]
+    return " ".join(words)
+
+
+def answer_accuracy(grid: Grid, cells: Sequence[tuple[str, str]],
+                    reader: Callable[[str, Sequence[str]], str] = fact_reader) -> pd.DataFrame:
+    """Recall, exact-match answer accuracy and accuracy given recall per cell, plus a no-memory row."""
+    ep = grid.episodes
+    gold = np.vectorize(normalize_answer, otypes=[object])(ep.answers)
+    rows = []
+    for r_name, s_name in [*cells, ("none", "none")]:
+        correct = np.zeros(ep.target.shape, dtype=bool)
+        hit = np.zeros(ep.target.shape, dtype=bool)
+        for e in range(ep.n_episodes):
+            for q in range(ep.n_queries):
+                facts = []
+                if r_name != "none":
+                    r, s = grid.cell(r_name, s_name)
+                    shown = np.flatnonzero(grid.exposed[r, s, e, q])
+                    shown = shown[np.argsort(grid.rank[r, s, e, q, shown], kind="stable")]
+                    facts = [ep.texts[ep.text_id[e, i]] for i in shown]
+                    hit[e, q] = grid.exposed[r, s, e, q, ep.target[e, q]]
+                query = ep.queries[ep.query_id[e, q]]
+                correct[e, q] = normalize_answer(reader(query, facts)) == gold[e, q]
+        cond = 100 * correct[hit].mean() if hit.any() else float("nan")
+        rows.append({"retention": r_name, "selection": s_name,
+                     "recall": round(100 * float(hit.mean()), 1),
+                     "accuracy": round(100 * float(correct.mean()), 1),
+                     "accuracy_given_recall": round(float(cond), 1),
+                     # repeated values let a wrong fact carry the right answer by coincidence
+                     "correct_without_recall": int((correct & ~hit).sum())})
+    return pd.DataFrame(rows)
+
+
+def load_paper_figures(path: str | Path = PAPER_FIGURES) -> dict:
+    """The published numbers of the retention-vs-selection paper (repo copy of the reference file)."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))["retention_vs_selection_paper"]
+
+
+def squad_numbers(grid: Grid, bounded: str = "recency", n_boot: int = N_BOOT) -> dict:
+    """The paper's real-text contrasts as (pp, lo, hi): matched gain, access to DENSE, DENSE vs Jaccard."""
+    return {
+        "matched_access_gain_pp": paired_difference(grid, (bounded, "query"), (bounded, "recency"), n_boot),
+        "unbounded_access_to_dense_pp": paired_difference(grid, ("unbounded", "dense"),
+                                                          (bounded, "dense"), n_boot),
+        "dense_minus_oracle_bounded_pp": paired_difference(grid, (bounded, "dense"),
+                                                           (bounded, "oracle"), n_boot),
+        "dense_minus_jaccard_unbounded_pp": paired_difference(grid, ("unbounded", "dense"),
+                                                              ("unbounded", "query"), n_boot),
+        "dense_minus_jaccard_bounded_pp": paired_difference(grid, (bounded, "dense"),
+                                                            (bounded, "query"), n_boot),
+    }

@@ -1,0 +1,132 @@
+"""The `workbench recall` command: the retention x selection grid and its analyses as CSV."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from workbench import recall as R
+from workbench.scenario import ScenarioError, atomic_write_text
+
+
+def _episodes(args, queries: str):
+    """Synthetic episodes, or SQuAD-format streams when --squad is given."""
+    if args.squad:
+        return R.squad_episodes(R.load_squad(args.squad), args.episodes, density=args.density,
+                                seed=args.seed)
+    return R.make_episodes(args.episodes, density=args.density, queries=queries,
+                           marker=args.marker, seed=args.seed)
+
+
+def _encoder(args):
+    from workbench.encoders import get_encoder
+
+    return get_encoder(args.dense_encoder)
+
+
+def _forms(args) -> list[str]:
+    if args.squad:
+        return ["questions"]
+    return list(R.QUERY_FORMS) if args.queries == "both" else [args.queries]
+
+
+def _check_out(out: str) -> Path:
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ScenarioError("exists and is not a folder", path=out, field="--out")
+    return path
+
+
+def _write(out: Path, frames: dict[str, pd.DataFrame]) -> None:
+    """Write every table only after all of them were computed (nothing half-written)."""
+    for name, df in frames.items():
+        atomic_write_text(out / f"{name}.csv", df.to_csv(index=False, lineterminator="\n"))
+        print(f"wrote {out / (name + '.csv')} ({len(df)} rows)")
+
+
+def cmd_grid(args) -> int:
+    """Run the grid for each query form; write cells, decomposition and failure classes."""
+    out = _check_out(args.out)
+    enc = _encoder(args)
+    cells, decomp, fails = [], [], []
+    for form in _forms(args):
+        grid = R.run_grid(_episodes(args, form), args.K, args.k, args.seed, encoder=enc)
+        cells.append(R.cells_table(grid, args.boot).assign(query_form=form))
+        decomp.append(R.decomposition(grid, n_boot=args.boot).assign(query_form=form))
+        fails.append(R.failure_table(grid).assign(query_form=form))
+    _write(out, {"recall_grid": pd.concat(cells, ignore_index=True),
+                 "recall_decomposition": pd.concat(decomp, ignore_index=True),
+                 "recall_failures": pd.concat(fails, ignore_index=True)})
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    """Memory pressure (K and delay buckets) and distractor density."""
+    out = _check_out(args.out)
+    enc = _encoder(args)
+    form = _forms(args)[0]
+    ep = _episodes(args, form)
+    Ks = [int(x) for x in args.Ks.split(",")]
+    frames = {"recall_pressure": R.memory_pressure(ep, Ks, args.k, args.seed, enc, args.boot),
+              "recall_delay": R.delay_table(R.run_grid(ep, args.K, args.k, args.seed, encoder=enc))}
+    if not args.squad:
+        dens = [float(x) for x in args.densities.split(",")]
+        frames["recall_density"] = R.density_sweep(dens, args.episodes, args.K, args.k, args.seed,
+                                                   form, enc, args.boot)
+        frames["recall_artifact"] = R.artifact_study(args.episodes, args.K, args.k, args.seed,
+                                                     args.density, enc, args.boot)
+    _write(out, frames)
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--K", type=int, default=5, help="retention capacity (default 5)")
+    p.add_argument("--k", type=int, default=3, help="items selection exposes (default 3)")
+    p.add_argument("--episodes", type=int, default=300, help="episodes (default 300)")
+    p.add_argument("--queries", choices=[*R.QUERY_FORMS, "both"], default="informative")
+    p.add_argument("--density", type=float, default=0.3, help="distractor density (default 0.3)")
+    p.add_argument("--marker", action="store_true", help="prefix distractors with a literal marker")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--squad", metavar="PATH", help="a SQuAD v1.1-format JSON file instead of synthetic streams")
+    p.add_argument("--dense-encoder", choices=["sentence", "lexical"], default="sentence",
+                   help="encoder behind the dense selector (default sentence)")
+    p.add_argument("--boot", type=int, default=R.N_BOOT, help="bootstrap resamples of episodes")
+    p.add_argument("--out", required=True, metavar="DIR")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Add `recall grid` and `recall sweep` to an argparse subparsers object."""
+    p = subparsers.add_parser("recall", help="retention x selection streaming-recall benchmark")
+    sub = p.add_subparsers(dest="recall_command", required=True)
+    g = sub.add_parser("grid", help="every retention rule x every selection rule, with intervals")
+    _common(g)
+    g.set_defaults(func=cmd_grid)
+    s = sub.add_parser("sweep", help="memory pressure, delay, density and marker-artifact tables")
+    _common(s)
+    s.add_argument("--Ks", default="2,3,5,10,20", help="capacities, comma-separated")
+    s.add_argument("--densities", default="0.1,0.3,0.5,0.7", help="densities, comma-separated")
+    s.set_defaults(func=cmd_sweep)
+    return p
+
+
+def run(args) -> int:
+    """Call a parsed command, turning bad input into a one-line error and exit code 2."""
+    try:
+        return args.func(args)
+    except (ScenarioError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def main(argv=None) -> int:
+    """A parser holding just the recall command (for tests and `python -m workbench.recall_cli`)."""
+    parser = argparse.ArgumentParser(prog="workbench")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
