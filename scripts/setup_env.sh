@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv and install the project (torch CPU first, then the rest). Idempotent: a stamp
-# file keyed on pyproject.toml skips the install when nothing changed.
+# Create .venv and install the project (torch CPU first, then the rest, pinned by
+# requirements-lock.txt). Idempotent: a stamp keyed on pyproject.toml and the lock skips the
+# install when nothing changed.
 # Usage: scripts/setup_env.sh [--browser]   (--browser also makes sure Chromium is on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,13 +11,14 @@ if [ ! -x .venv/bin/python ]; then
   echo ">> creating .venv with $($PY --version)"
   "$PY" -m venv .venv
 fi
-stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+stamp=".venv/.installed-$(cat pyproject.toml requirements-lock.txt | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo ">> installing torch (CPU build) and the project into .venv"
   .venv/bin/python -m pip install --quiet --upgrade pip
   # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build
   .venv/bin/python -m pip install --quiet torch==2.13.0
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # the lock pins every package to the versions the stored notebook outputs were made with
+  .venv/bin/python -m pip install --quiet -e ".[dev]" -c requirements-lock.txt
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

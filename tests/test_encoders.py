@@ -78,3 +78,16 @@ def test_sentence_encoder_offline_normalized():
     assert out.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1, atol=1e-6)
     assert out[0] @ out[1] > out[0] @ out[2] + 0.3
+
+
+@pytest.mark.sentence
+def test_sentence_encoder_matches_sentence_transformers():
+    """Our transformer -> mean pooling -> normalize equals the reference library's pipeline."""
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["May Alice delete the encrypted backup?", "Bundle M maps to clearance N",
+             "The cafeteria on floor three serves the autumn menu this week.", "ok"]
+    enc = SentenceEncoder()
+    ref = SentenceTransformer(enc.path(), device="cpu", local_files_only=True)
+    want = ref.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    np.testing.assert_allclose(enc.encode(texts), want, atol=2e-5)

