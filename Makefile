@@ -35,8 +35,11 @@ bench: setup
 explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
 
+# Voila takes one notebook or one folder: serve the folder and open the two pages below.
 app: setup
-	$(BIN)/voila --Voila.ip=127.0.0.1 --port=$(PORT) --no-browser notebooks/05_explorer.ipynb notebooks/06_workshop.ipynb
+	@echo ">> explorer: http://127.0.0.1:$(PORT)/voila/render/05_explorer.ipynb"
+	@echo ">> workshop: http://127.0.0.1:$(PORT)/voila/render/06_workshop.ipynb"
+	$(BIN)/voila --Voila.ip=127.0.0.1 --port=$(PORT) --no-browser notebooks/
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

@@ -26,14 +26,20 @@ def timed(fn, repeat: int = 20) -> tuple[float, float]:
 
 
 def bench_explorer(encoder: str = "lexical") -> float:
-    states = [State(template=t, seed=s, encoder=encoder, total_blocks=50, lam=lam)
-              for t in ("role", "profile") for s in range(3) for lam in (0.5, 1.0)]
+    states = [
+        State(template=t, seed=s, encoder=encoder, total_blocks=50, lam=lam)
+        for t in ("role", "profile")
+        for s in range(3)
+        for lam in (0.5, 1.0)
+    ]
     for s in states:  # warm: scenarios memoized, embeddings cached
         update(s)
     it = iter(states * 100)
     med, worst = timed(lambda: update(next(it)), repeat=len(states))
-    print(f"explorer update, 50 blocks, {encoder:8s}: median {med:6.1f} ms, max {worst:6.1f} ms "
-          f"(budget {BUDGET_MS:.0f} ms)")
+    print(
+        f"explorer update, 50 blocks, {encoder:8s}: median {med:6.1f} ms, max {worst:6.1f} ms "
+        f"(budget {BUDGET_MS:.0f} ms)"
+    )
 
     def refresh():
         _, land, val, _ = update(next(it))

@@ -29,42 +29,65 @@ def windows(n: int) -> None:
         for (t, pol), g in df.groupby(["template", "policy"], sort=False):
             ok = g.sort_values("seed")["full_chain_retained"].to_numpy(dtype=float)
             w = np.convolve(ok, np.ones(100), "valid") / 100
-            rows.append({"blocks": blocks, "template": t, "policy": pol, "mean": ok.mean(),
-                         "worst_window": w.min(), "worst_window_start": int(w.argmin()),
-                         "best_window": w.max()})
+            rows.append(
+                {
+                    "blocks": blocks,
+                    "template": t,
+                    "policy": pol,
+                    "mean": ok.mean(),
+                    "worst_window": w.min(),
+                    "worst_window_start": int(w.argmin()),
+                    "best_window": w.max(),
+                }
+            )
     out = pd.DataFrame(rows)
-    atomic_write_text(OUT / f"windows_0_{n}.csv",
-                      out.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
+    atomic_write_text(
+        OUT / f"windows_0_{n}.csv",
+        out.to_csv(index=False, float_format="%.4f", lineterminator="\n"),
+    )
     print(out.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seeds", nargs="+", default=["0:15", "15:115"])
-    ap.add_argument("--windows", type=int, default=0,
-                    help="also slide a 100-seed window over seeds 0..N (lexical encoder)")
+    ap.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        help="also slide a 100-seed window over seeds 0..N (lexical encoder)",
+    )
     args = ap.parse_args(argv)
     if args.windows:
         windows(args.windows)
     ranges = [parse_seeds(s) for s in args.seeds]
     checks = pd.concat([regime_checks(r) for r in ranges], ignore_index=True)
-    atomic_write_text(OUT / "checks.csv", checks.to_csv(index=False, float_format="%.4f",
-                                                        lineterminator="\n"))
+    atomic_write_text(
+        OUT / "checks.csv", checks.to_csv(index=False, float_format="%.4f", lineterminator="\n")
+    )
     print(checks.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     rows = []
     for r in ranges:
         df = run_protocol(Protocol.load("main").with_(seeds=r))
         g = df.groupby(["encoder", "template", "policy"], sort=False)["full_chain_retained"].mean()
-        rows += [{"seeds": f"{r[0]}:{r[1]}", "encoder": e, "template": t, "policy": p,
-                  "retention": v} for (e, t, p), v in g.items()]
+        rows += [
+            {"seeds": f"{r[0]}:{r[1]}", "encoder": e, "template": t, "policy": p, "retention": v}
+            for (e, t, p), v in g.items()
+        ]
     data = pd.DataFrame(rows)
-    chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("policy:N", title=None, sort=["similarity", "no-graph", "dsgc"]),
-        y=alt.Y("retention:Q", title="full-chain retention", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("seeds:N", title="seed range"), xOffset="seeds:N",
-    ).properties(width=120, height=120).facet(
-        row=alt.Row("encoder:N", title=None), column=alt.Column("template:N", title=None)
-    ).properties(title="Calibration: tuning seeds vs held-out seeds (M=2, lambda=1, 20 blocks)")
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X("policy:N", title=None, sort=["similarity", "no-graph", "dsgc"]),
+            y=alt.Y("retention:Q", title="full-chain retention", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("seeds:N", title="seed range"),
+            xOffset="seeds:N",
+        )
+        .properties(width=120, height=120)
+        .facet(row=alt.Row("encoder:N", title=None), column=alt.Column("template:N", title=None))
+        .properties(title="Calibration: tuning seeds vs held-out seeds (M=2, lambda=1, 20 blocks)")
+    )
     save_figure(chart, "retention_by_seed_range", OUT)
     return 0 if checks.passed.all() else 1
 

@@ -9,19 +9,50 @@ import pytest
 
 from workbench.cli import main
 
-REQUIRED = {"scenario_id", "template", "regime", "seed", "policy", "encoder", "budget_tokens",
-            "full_chain_retained", "prereq_retention", "retained_ids", "chain_ranks",
-            "top_non_chain_id", "displaced", "margin", "eviction_margin"}
+REQUIRED = {
+    "scenario_id",
+    "template",
+    "regime",
+    "seed",
+    "policy",
+    "encoder",
+    "budget_tokens",
+    "full_chain_retained",
+    "prereq_retention",
+    "retained_ids",
+    "chain_ranks",
+    "top_non_chain_id",
+    "displaced",
+    "margin",
+    "eviction_margin",
+}
 
 
 def test_generate_then_evaluate(tmp_path, capsys):
     scen, out = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
-    assert main(["generate", "profile", "--seeds", "3:6", "--blocks", "30", "--out", str(scen)]) == 0
+    assert (
+        main(["generate", "profile", "--seeds", "3:6", "--blocks", "30", "--out", str(scen)]) == 0
+    )
     lines = scen.read_text().splitlines()
     assert [json.loads(x)["seed"] for x in lines] == [3, 4, 5]  # half-open A:B
     assert all(len(json.loads(x)["blocks"]) == 30 for x in lines)
-    assert main(["evaluate", str(scen), "--encoder", "lexical", "--policy", "dsgc",
-                 "--budget-multiplier", "1.5", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(scen),
+                "--encoder",
+                "lexical",
+                "--policy",
+                "dsgc",
+                "--budget-multiplier",
+                "1.5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 3 and all(REQUIRED <= set(r) for r in rows)
     for r in rows:
@@ -33,15 +64,21 @@ def test_generate_then_evaluate(tmp_path, capsys):
 
 def test_evaluate_an_exported_file_from_another_implementation(tmp_path):
     """Free ids, no template/regime/seed, extra keys: the contract still holds."""
-    ext = {"id": "ext-1", "query": "May Alice delete the encrypted backup?",
-           "blocks": [{"id": "n7", "text": "Alice is assigned to backup bundle M"},
-                      {"id": "n2", "text": "Bundle M maps to clearance N"},
-                      {"id": "n9", "text": "Clearance N permits deletion of the encrypted backup."},
-                      {"id": "z1", "text": "The encrypted backup of the wiki finished overnight."},
-                      {"id": "z2", "text": "Alice booked the large room for the design review."},
-                      {"id": "z3", "text": "May the team delete old chat logs after the audit?"}],
-           "edges": [["n9", "n2"], ["n2", "n7"]], "chain": ["n7", "n2", "n9"],
-           "exporter": {"name": "other-impl", "version": 3}}
+    ext = {
+        "id": "ext-1",
+        "query": "May Alice delete the encrypted backup?",
+        "blocks": [
+            {"id": "n7", "text": "Alice is assigned to backup bundle M"},
+            {"id": "n2", "text": "Bundle M maps to clearance N"},
+            {"id": "n9", "text": "Clearance N permits deletion of the encrypted backup."},
+            {"id": "z1", "text": "The encrypted backup of the wiki finished overnight."},
+            {"id": "z2", "text": "Alice booked the large room for the design review."},
+            {"id": "z3", "text": "May the team delete old chat logs after the audit?"},
+        ],
+        "edges": [["n9", "n2"], ["n2", "n7"]],
+        "chain": ["n7", "n2", "n9"],
+        "exporter": {"name": "other-impl", "version": 3},
+    }
     scen = tmp_path / "ext.jsonl"
     scen.write_text(json.dumps(ext) + "\n")
     res = {}
@@ -54,8 +91,10 @@ def test_evaluate_an_exported_file_from_another_implementation(tmp_path):
 
 
 def test_suite_writes_runs_and_summary(tmp_path):
-    assert main(["suite", "main", "--seeds", "0:3", "--encoders", "lexical",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(["suite", "main", "--seeds", "0:3", "--encoders", "lexical", "--out", str(tmp_path)])
+        == 0
+    )
     runs = list(csv.DictReader(open(tmp_path / "runs.csv")))
     summ = list(csv.DictReader(open(tmp_path / "summary.csv")))
     assert len(runs) == 4 * 3 * 3  # templates x seeds x policies
@@ -65,8 +104,10 @@ def test_suite_writes_runs_and_summary(tmp_path):
 
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "x", "query": "q", "blocks": [{"id": "a", "text": ""}], '
-                   '"edges": [], "chain": ["a"]}\n')
+    bad.write_text(
+        '{"id": "x", "query": "q", "blocks": [{"id": "a", "text": ""}], '
+        '"edges": [], "chain": ["a"]}\n'
+    )
     out = tmp_path / "never.jsonl"
     assert main(["evaluate", str(bad), "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -79,7 +120,10 @@ def test_bad_input_is_a_clear_error(tmp_path, capsys):
 
 def test_python_dash_m_entry_point(tmp_path):
     out = tmp_path / "g.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "workbench", "generate", "all", "--seeds", "0:2",
-                           "--out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "generate", "all", "--seeds", "0:2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert len(out.read_text().splitlines()) == 8

@@ -28,14 +28,17 @@ SEED = int(os.environ.get("WORKBENCH_SEED", "0"))
 GOOD = {"id": "a", "turn": 0, "role": "user", "text": "hello"}
 
 
-@pytest.mark.parametrize("line, field, words", [
-    ("{not json", None, "invalid JSON"),
-    (json.dumps({k: v for k, v in GOOD.items() if k != "text"}), "text", "missing"),
-    (json.dumps({**GOOD, "role": "robot"}), "role", "one of"),
-    (json.dumps({**GOOD, "turn": -1}), "turn", "non-negative"),
-    (json.dumps({**GOOD, "text": "  "}), "text", "non-empty"),
-    (json.dumps({**GOOD, "depends_on": "b"}), "depends_on", "list"),
-])
+@pytest.mark.parametrize(
+    "line, field, words",
+    [
+        ("{not json", None, "invalid JSON"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "text"}), "text", "missing"),
+        (json.dumps({**GOOD, "role": "robot"}), "role", "one of"),
+        (json.dumps({**GOOD, "turn": -1}), "turn", "non-negative"),
+        (json.dumps({**GOOD, "text": "  "}), "text", "non-empty"),
+        (json.dumps({**GOOD, "depends_on": "b"}), "depends_on", "list"),
+    ],
+)
 def test_bad_trace_line_names_file_line_and_field(tmp_path, line, field, words):
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + line + "\n")
@@ -66,13 +69,18 @@ def test_save_and_load_round_trip(tmp_path):
 
 # --- handle analysis and edges -------------------------------------------------------------------
 
+
 def test_default_patterns_are_the_notes():
-    ref = json.loads((ROOT / "data" / "reference" / "paper_figures.json").read_text())["closure_note"]
+    ref = json.loads((ROOT / "data" / "reference" / "paper_figures.json").read_text())[
+        "closure_note"
+    ]
     assert closure.HANDLE_RE == ref["handle_pattern"]
     assert closure.DEFINITION_RE == ref["definition_pattern"]
     refs, defs, tombs = closure.DEFAULT_PATTERNS.scan('{"id": "run_8841", "status": "queued"}')
     assert refs == {"run_8841"} and defs == {"run_8841"} and not tombs
-    refs, defs, tombs = closure.DEFAULT_PATTERNS.scan('{"evicted_ref": "run_8841", "recoverable": true}')
+    refs, defs, tombs = closure.DEFAULT_PATTERNS.scan(
+        '{"evicted_ref": "run_8841", "recoverable": true}'
+    )
     assert tombs == {"run_8841"} and not refs and not defs  # a tombstone is not a reference
     assert closure.DEFAULT_PATTERNS.scan("poll(run_88) and xrun_8841")[0] == frozenset()
 
@@ -96,7 +104,10 @@ def test_kept_mask_asymmetry_and_margin():
 
 
 def test_custom_patterns_are_used():
-    spans = [Span("a", 0, "result", '{"id": "ticket-12"}'), Span("b", 1, "call", "close(ticket-12)")]
+    spans = [
+        Span("a", 0, "result", '{"id": "ticket-12"}'),
+        Span("b", 1, "call", "close(ticket-12)"),
+    ]
     pats = closure.Patterns(r"\bticket-\d+\b", r'"id"\s*:\s*"(ticket-\d+)"')
     assert closure.analyze(spans, [False, True], patterns=pats).orphans == {"ticket-12": ("b",)}
     assert closure.analyze(spans, [False, True]).closed  # the default patterns see no handle
@@ -104,8 +115,16 @@ def test_custom_patterns_are_used():
 
 def test_trace_edges_link_results_calls_and_references():
     edges = set(closure.trace_edges(closure.load_trace(EXAMPLE)))
-    assert {("r1", "c1"), ("k4", "r1"), ("c5", "r1"), ("r5", "c5"), ("r5", "r1"),
-            ("c10", "r1"), ("c8", "r7"), ("d2", "c2")} <= edges
+    assert {
+        ("r1", "c1"),
+        ("k4", "r1"),
+        ("c5", "r1"),
+        ("r5", "c5"),
+        ("r5", "r1"),
+        ("c10", "r1"),
+        ("c8", "r7"),
+        ("d2", "c2"),
+    } <= edges
     assert all(d != p for d, p in edges)
     assert ("r1", "r1") not in edges  # a definition does not depend on itself
 
@@ -144,10 +163,13 @@ def _slow_components(n, links, among):
     return [find(i) if among[i] else -1 for i in range(n)]
 
 
-graphs = st.integers(2, 14).flatmap(lambda n: st.tuples(
-    st.just(n),
-    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n),
-    st.lists(st.booleans(), min_size=n, max_size=n)))
+graphs = st.integers(2, 14).flatmap(
+    lambda n: st.tuples(
+        st.just(n),
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
+    )
+)
 
 
 @given(graphs)
@@ -157,12 +179,16 @@ def test_vectorized_graph_helpers_match_slow_loops(g):
     arr = np.array([(a, b) for a, b in links if a != b], dtype=np.int64).reshape(-1, 2)
     kept = np.array(mask)
     empty = np.zeros((0, 2), dtype=np.int64)
-    assert np.array_equal(closure.closure_requirements(kept, arr, empty),
-                          _slow_requirements(kept, arr, empty))
-    assert closure.components(n, arr, empty, kept).tolist() == _slow_components(n, arr.tolist(), kept)
+    assert np.array_equal(
+        closure.closure_requirements(kept, arr, empty), _slow_requirements(kept, arr, empty)
+    )
+    assert closure.components(n, arr, empty, kept).tolist() == _slow_components(
+        n, arr.tolist(), kept
+    )
 
 
 # --- the relevance scorer and the managers -------------------------------------------------------
+
 
 def test_bare_result_scores_low_and_call_high_naturally():
     from workbench.encoders import get_encoder
@@ -213,14 +239,20 @@ def _random_trace(draw_ops, seed):
         if op == 0 or not handles:
             h = f"run_{0x8000 + 2 * k:04x}"
             handles.append(h)
-            spans += [Span(f"c{k}", turn, "call", "submit_job(task=train the churn model)"),
-                      Span(f"r{k}", turn, "result", json.dumps({"id": h, "status": "queued"}),
-                           (f"c{k}",))]
+            spans += [
+                Span(f"c{k}", turn, "call", "submit_job(task=train the churn model)"),
+                Span(
+                    f"r{k}", turn, "result", json.dumps({"id": h, "status": "queued"}), (f"c{k}",)
+                ),
+            ]
         elif op == 1:
             h = handles[int(rng.integers(len(handles)))]
-            spans += [Span(f"c{k}", turn, "call", f"poll({h}) for the churn model"),
-                      Span(f"r{k}", turn, "result", json.dumps({"job": h, "status": "running"}),
-                           (f"c{k}",))]
+            spans += [
+                Span(f"c{k}", turn, "call", f"poll({h}) for the churn model"),
+                Span(
+                    f"r{k}", turn, "result", json.dumps({"job": h, "status": "running"}), (f"c{k}",)
+                ),
+            ]
         elif op == 2:
             spans.append(Span(f"u{k}", turn, "user", "lunch is at noon if you want to join"))
         else:
@@ -241,8 +273,12 @@ def _check_closed(m):
                 assert m.resolve(h) == "recoverable" and h in m.store
 
 
-@given(ops=st.lists(st.integers(0, 3), min_size=5, max_size=40), seed=st.integers(0, 10**6),
-       capacity=st.integers(25, 120), name=st.sampled_from(["gate", "atomic", "tombstone"]))
+@given(
+    ops=st.lists(st.integers(0, 3), min_size=5, max_size=40),
+    seed=st.integers(0, 10**6),
+    capacity=st.integers(25, 120),
+    name=st.sampled_from(["gate", "atomic", "tombstone"]),
+)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_after_every_gated_cycle_the_window_is_closed(ops, seed, capacity, name):
     m = closure.make_manager(name, capacity)
@@ -253,8 +289,11 @@ def test_after_every_gated_cycle_the_window_is_closed(ops, seed, capacity, name)
         assert not m.report().orphans
 
 
-@given(ops=st.lists(st.integers(0, 3), min_size=8, max_size=40), seed=st.integers(0, 10**6),
-       capacity=st.integers(25, 80))
+@given(
+    ops=st.lists(st.integers(0, 3), min_size=8, max_size=40),
+    seed=st.integers(0, 10**6),
+    capacity=st.integers(25, 80),
+)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_tombstones_resolve_to_recoverable_misses_and_restore_exact_spans(ops, seed, capacity):
     m = closure.TombstoneManager(capacity)
@@ -282,6 +321,7 @@ def test_tombstones_resolve_to_recoverable_misses_and_restore_exact_spans(ops, s
 
 
 # --- the simulator and the reports ---------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def small_runs():
@@ -316,8 +356,14 @@ def _cycle(turn, margin, proposal=(), orphans=()):
 
 
 def test_margin_signal_counts_against_a_hand_computed_example():
-    cycles = [_cycle(1, 0.01), _cycle(2, 0.2), _cycle(4, 0.3, ["a"], ["a"]),
-              _cycle(5, 0.01, ["a"], ["a"]), _cycle(9, 0.5), _cycle(10, None, ["b"])]
+    cycles = [
+        _cycle(1, 0.01),
+        _cycle(2, 0.2),
+        _cycle(4, 0.3, ["a"], ["a"]),
+        _cycle(5, 0.01, ["a"], ["a"]),
+        _cycle(9, 0.5),
+        _cycle(10, None, ["b"]),
+    ]
     sig = agentsim.margin_signal(cycles, floor=0.03)
     assert sig["flags"] == 2  # cycles 0 and 3; a cycle with no margin is not flagged
     assert sig["violations"] == 2  # "a" at cycle 2 (not again at 3: already orphaned), "b" at 5
@@ -329,6 +375,7 @@ def test_margin_signal_counts_against_a_hand_computed_example():
 
 
 # --- the command line ----------------------------------------------------------------------------
+
 
 def test_cli_check_window_reports_orphans_and_fails(capsys):
     assert closure_main(["closure", "check", str(TRACES / "window_orphan.jsonl")]) == 1
@@ -343,8 +390,9 @@ def test_cli_check_with_budget_applies_the_manager(capsys):
     out = capsys.readouterr().out
     assert "manager relevance, budget 60" in out and "eviction margin: " in out
     assert "orphaned reference run_8841" in out
-    assert closure_main(["closure", "check", str(EXAMPLE), "--budget", "60",
-                         "--manager", "gate"]) == 0
+    assert (
+        closure_main(["closure", "check", str(EXAMPLE), "--budget", "60", "--manager", "gate"]) == 0
+    )
 
 
 def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
@@ -355,8 +403,20 @@ def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
 
 
 def test_cli_simulate_writes_summary(tmp_path, capsys):
-    rc = closure_main(["closure", "simulate", "--seeds", "0:1", "--turns", "60",
-                       "--managers", "relevance,gate", "--out", str(tmp_path)])
+    rc = closure_main(
+        [
+            "closure",
+            "simulate",
+            "--seeds",
+            "0:1",
+            "--turns",
+            "60",
+            "--managers",
+            "relevance,gate",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0 and "invalid_per_turn" in capsys.readouterr().out
     text = (tmp_path / "closure_summary.csv").read_text()
     assert text.startswith("manager,") and "relevance" in text and "gate" in text
@@ -364,13 +424,24 @@ def test_cli_simulate_writes_summary(tmp_path, capsys):
 
 
 def test_python_dash_m_workbench_closure():
-    proc = subprocess.run([sys.executable, "-m", "workbench", "closure", "check",
-                           str(TRACES / "window_orphan.jsonl")], capture_output=True, text=True,
-                          cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "closure",
+            "check",
+            str(TRACES / "window_orphan.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 1 and "run_8841" in proc.stdout
 
 
 # --- the notebook --------------------------------------------------------------------------------
+
 
 def test_notebook_runs_with_small_parameters(tmp_path):
     import papermill as pm
@@ -378,11 +449,19 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     from workbench.notebook import read_records
 
     out = tmp_path / "07_closure.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / "07_closure.ipynb"), str(out),
-                        cwd=str(ROOT / "notebooks"), kernel_name="python3", progress_bar=False,
-                        parameters={"SEEDS": "0:2", "TURNS": 120,
-                                    "FIGURES_DIR": str(tmp_path / "fig"),
-                                    "RESULTS_DIR": str(tmp_path / "res")})
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / "07_closure.ipynb"),
+        str(out),
+        cwd=str(ROOT / "notebooks"),
+        kernel_name="python3",
+        progress_bar=False,
+        parameters={
+            "SEEDS": "0:2",
+            "TURNS": 120,
+            "FIGURES_DIR": str(tmp_path / "fig"),
+            "RESULTS_DIR": str(tmp_path / "res"),
+        },
+    )
     rec = read_records(out)
     assert rec["relevance_failures"] > 0
     assert rec["gated_failures"] == {"atomic": 0, "gate": 0, "tombstone": 0}

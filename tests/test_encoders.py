@@ -5,8 +5,14 @@ import hashlib
 import numpy as np
 import pytest
 
-from workbench.encoders import (CachedEncoder, EncoderUnavailable, LexicalEncoder,
-                                SentenceEncoder, get_encoder, tokenize)
+from workbench.encoders import (
+    CachedEncoder,
+    EncoderUnavailable,
+    LexicalEncoder,
+    SentenceEncoder,
+    get_encoder,
+    tokenize,
+)
 
 
 def spec_vector(text):
@@ -20,12 +26,26 @@ def spec_vector(text):
 
 
 def test_tokenize():
-    assert tokenize("May Alice's run_8841 DELETE it?") == ["may", "alice", "s", "run_8841",
-                                                          "delete", "it"]
+    assert tokenize("May Alice's run_8841 DELETE it?") == [
+        "may",
+        "alice",
+        "s",
+        "run_8841",
+        "delete",
+        "it",
+    ]
 
 
-@pytest.mark.parametrize("text", ["alice", "May Alice delete the encrypted backup?",
-                                  "Bundle M maps to clearance N", "a a a b", "x_1 X_1 café"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "alice",
+        "May Alice delete the encrypted backup?",
+        "Bundle M maps to clearance N",
+        "a a a b",
+        "x_1 X_1 café",
+    ],
+)
 def test_lexical_matches_specification(text):
     got = LexicalEncoder().encode([text])[0]
     np.testing.assert_allclose(got, spec_vector(text), atol=1e-12)
@@ -73,8 +93,13 @@ def test_unknown_encoder_and_missing_model():
 @pytest.mark.sentence
 def test_sentence_encoder_offline_normalized():
     enc = get_encoder("sentence", cache_dir=None)
-    out = enc(["May Alice delete the encrypted backup?", "Alice may delete the backup.",
-               "The cafeteria serves soup."])
+    out = enc(
+        [
+            "May Alice delete the encrypted backup?",
+            "Alice may delete the backup.",
+            "The cafeteria serves soup.",
+        ]
+    )
     assert out.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1, atol=1e-6)
     assert out[0] @ out[1] > out[0] @ out[2] + 0.3
@@ -85,8 +110,12 @@ def test_sentence_encoder_matches_sentence_transformers():
     """Our transformer -> mean pooling -> normalize equals the reference library's pipeline."""
     from sentence_transformers import SentenceTransformer
 
-    texts = ["May Alice delete the encrypted backup?", "Bundle M maps to clearance N",
-             "The cafeteria on floor three serves the autumn menu this week.", "ok"]
+    texts = [
+        "May Alice delete the encrypted backup?",
+        "Bundle M maps to clearance N",
+        "The cafeteria on floor three serves the autumn menu this week.",
+        "ok",
+    ]
     enc = SentenceEncoder()
     ref = SentenceTransformer(enc.path(), device="cpu", local_files_only=True)
     want = ref.encode(texts, normalize_embeddings=True, convert_to_numpy=True)

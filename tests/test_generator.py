@@ -20,7 +20,8 @@ def test_structure(template, blocks, global_seed):
     assert kinds.count("chain") == t.depth and kinds.count("honeypot") == t.honeypots
     assert sc.chain == tuple(f"c{i}" for i in range(1, t.depth + 1))
     assert sorted(b.id for b in sc.blocks if b.kind == "filler") == sorted(
-        f"f{i}" for i in range(1, blocks - t.depth - t.honeypots + 1))
+        f"f{i}" for i in range(1, blocks - t.depth - t.honeypots + 1)
+    )
     # c_{i+1} depends on c_i; honeypots and fillers have no edges at all
     assert sc.edges == tuple((f"c{i + 1}", f"c{i}") for i in range(1, t.depth))
     assert sc.regime == t.regime and sc.answer in ("yes", "no")
@@ -75,8 +76,20 @@ def test_medium_honeypots_share_decisive_vocabulary_but_cannot_complete_the_chai
 
 
 def test_fillers_avoid_every_querys_decisive_words():
-    banned = {"delete", "backup", "telemetry", "directly", "expense", "approve", "pressure",
-              "limit", "budget", "clearance", "bundle", "relay"}
+    banned = {
+        "delete",
+        "backup",
+        "telemetry",
+        "directly",
+        "expense",
+        "approve",
+        "pressure",
+        "limit",
+        "budget",
+        "clearance",
+        "bundle",
+        "relay",
+    }
     for template in TEMPLATES:
         for seed in range(10):
             for b in generate(template, seed, 50).blocks:

@@ -12,8 +12,8 @@ from workbench.generator import worked_example
 from workbench.policies import DSGC, make_policy, recency, select, similarity_only
 from workbench.trace import Trace, run
 
-
 # --- an obviously-correct, slow re-computation -----------------------------------------------
+
 
 def slow_dsgc(emb, q, edges, costs, budget, lam=1.0, tau=0.25, hops=1, delta=0.5):
     n = len(emb)
@@ -61,8 +61,9 @@ def test_vectorized_equals_slow_loop(global_seed, hops):
         emb, q, edges, costs, budget = random_case(rng, n)
         lam = float(rng.choice([0.0, 0.5, 1.0, 2.0]))
         ret = DSGC(lam=lam, hops=hops, delta=0.5)(emb, q, edges, costs, budget)
-        score, order, kept = slow_dsgc(emb, q, edges.tolist(), costs.tolist(), budget, lam=lam,
-                                       hops=hops)
+        score, order, kept = slow_dsgc(
+            emb, q, edges.tolist(), costs.tolist(), budget, lam=lam, hops=hops
+        )
         np.testing.assert_allclose(ret.scores, score, rtol=1e-12, atol=1e-15)
         # same ranking up to float-rounding ties: the scores read in ranking order agree
         np.testing.assert_allclose(score[ret.order], score[order], rtol=1e-12, atol=1e-15)
@@ -95,13 +96,20 @@ def test_ties_keep_store_order():
 
 # --- hypothesis properties -------------------------------------------------------------------
 
-cases = st.builds(lambda seed, n: random_case(np.random.default_rng(seed), n),
-                  st.integers(0, 2**32 - 1), st.integers(1, 25))
+cases = st.builds(
+    lambda seed, n: random_case(np.random.default_rng(seed), n),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 25),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(cases, st.sampled_from(["similarity", "no-graph", "dsgc", "recency"]),
-       st.floats(0, 5), st.integers(1, 4))
+@given(
+    cases,
+    st.sampled_from(["similarity", "no-graph", "dsgc", "recency"]),
+    st.floats(0, 5),
+    st.integers(1, 4),
+)
 def test_budget_never_exceeded(case, name, lam, hops):
     emb, q, edges, costs, budget = case
     ret = make_policy(name, lam=lam, hops=hops)(emb, q, edges, costs, budget)
@@ -172,7 +180,10 @@ def test_unknown_policy():
 
 # --- the paper's worked example (section 2.2) ------------------------------------------------
 
-@pytest.mark.parametrize("encoder", ["lexical", pytest.param("sentence", marks=pytest.mark.sentence)])
+
+@pytest.mark.parametrize(
+    "encoder", ["lexical", pytest.param("sentence", marks=pytest.mark.sentence)]
+)
 def test_worked_example_behaves_as_the_paper_says(encoder):
     sc = worked_example()
     enc = get_encoder(encoder)

@@ -35,6 +35,7 @@ def grids(lexical):
 
 # --- episodes ------------------------------------------------------------------------------
 
+
 def _slot(text: str) -> str:
     return text.split()[-3]
 
@@ -55,8 +56,13 @@ def test_episode_properties():
             assert ep.queries[ep.query_id[e, q]] == f"What is the {_slot(target_text)} ?"
             assert target_text.endswith(f" is {ep.answers[e, q]}.")
     # targets are uniform over the 7 facts: each fact rank gets about 1/7 of the queries
-    fact_rank = np.array([np.flatnonzero(~ep.distractor[e]).tolist().index(t)
-                          for e in range(200) for t in ep.target[e]])
+    fact_rank = np.array(
+        [
+            np.flatnonzero(~ep.distractor[e]).tolist().index(t)
+            for e in range(200)
+            for t in ep.target[e]
+        ]
+    )
     assert np.bincount(fact_rank, minlength=7).min() > 30
 
 
@@ -87,6 +93,7 @@ def test_marker_and_density():
 
 
 # --- retention rules -----------------------------------------------------------------------
+
 
 def _slow_retain(evict, n, K):
     """An obviously-correct online buffer: admit each item, evict via the callback when over K."""
@@ -123,7 +130,9 @@ def test_frequency_matches_a_slow_loop():
 
         def evict(buf, t, toks=toks):
             seen = toks[: t + 1]
-            score = {i: sum(sum(tok in s for s in seen) for tok in toks[i]) / len(toks[i]) for i in buf}
+            score = {
+                i: sum(sum(tok in s for s in seen) for tok in toks[i]) / len(toks[i]) for i in buf
+            }
             return min(buf, key=lambda i: (round(score[i], 9), i))
 
         assert set(np.flatnonzero(kept[e])) == _slow_retain(evict, 10, 4)
@@ -148,11 +157,18 @@ def test_unbounded_and_large_K_keep_everything():
 
 # --- selection rules -----------------------------------------------------------------------
 
+
 def test_select_exposes_top_k_survivors_newest_on_ties():
     scores = np.array([[[0.9, 0.1, 0.5, 0.5, 0.5]]])
     kept = np.array([[False, True, True, True, True]])
     exposed, rank = select(scores, kept, 2)
-    assert exposed[0, 0].tolist() == [False, False, False, True, True]  # 0.9 was evicted; tie -> newer
+    assert exposed[0, 0].tolist() == [
+        False,
+        False,
+        False,
+        True,
+        True,
+    ]  # 0.9 was evicted; tie -> newer
     assert rank[0, 0, 0] == 4  # dropped items rank last
 
 
@@ -195,7 +211,10 @@ def test_dense_selector_encodes_each_unique_text_once():
     inner = get_encoder("sentence", cache_dir=False)
     enc = CachedEncoder(inner)  # a fresh counter over the shared model
     ep = R.make_episodes(300, seed=SEED)
-    grids = {f: R.run_grid(R.make_episodes(300, queries=f, seed=SEED), encoder=enc) for f in R.QUERY_FORMS}
+    grids = {
+        f: R.run_grid(R.make_episodes(300, queries=f, seed=SEED), encoder=enc)
+        for f in R.QUERY_FORMS
+    }
     unique = len(set(ep.texts) | set(ep.queries) | {"What is the value?"})
     assert enc.encoded == unique
     R.run_grid(ep, K=3, encoder=enc)
@@ -206,6 +225,7 @@ def test_dense_selector_encodes_each_unique_text_once():
 
 # --- bootstrap -----------------------------------------------------------------------------
 
+
 def test_bootstrap_resamples_episodes_not_queries():
     w = R.bootstrap_weights(50, 300, seed=SEED)
     assert w.shape == (300, 50) and (w.sum(1) == 50).all() and (w == np.round(w)).all()
@@ -213,7 +233,9 @@ def test_bootstrap_resamples_episodes_not_queries():
     # perfect correlation gives the same interval as the episode mean
     per_query = np.repeat(np.arange(50) % 2, 2).reshape(50, 2).astype(float)
     m, lo, hi = R.bootstrap_ci(per_query.mean(1), 2000, SEED)
-    assert m == 0.5 and 0.33 < lo < 0.39 and 0.61 < hi < 0.67  # sd of a mean of 50 episodes, not 100 queries
+    assert (
+        m == 0.5 and 0.33 < lo < 0.39 and 0.61 < hi < 0.67
+    )  # sd of a mean of 50 episodes, not 100 queries
     assert R.bootstrap_ci(np.ones(40))[1] == 1.0
 
 
@@ -223,15 +245,26 @@ def test_cell_intervals_come_from_episode_means(grids):
     r, s = g.cell("recency", "recency")
     m, lo, hi = R.bootstrap_ci(g.hits[r, s].mean(-1), 300, g.seed)
     assert cells.loc[("recency", "recency"), ["recall", "recall_lo", "recall_hi"]].tolist() == [
-        round(100 * m, 1), round(100 * lo, 1), round(100 * hi, 1)]
+        round(100 * m, 1),
+        round(100 * lo, 1),
+        round(100 * hi, 1),
+    ]
 
 
 def test_paired_difference_and_decomposition(grids):
     g = grids["informative"]
     d = R.decomposition(g, n_boot=500).set_index("component")
     pp = lambda r, s: round(100 * g.recall(r, s), 1)  # noqa: E731
-    assert abs(d.loc["matched_access_gain", "pp"] - (pp("recency", "query") - pp("recency", "recency"))) <= 0.1
-    assert abs(d.loc["mixed_comparison", "pp"] - (pp("unbounded", "query") - pp("recency", "recency"))) <= 0.1
+    assert (
+        abs(
+            d.loc["matched_access_gain", "pp"] - (pp("recency", "query") - pp("recency", "recency"))
+        )
+        <= 0.1
+    )
+    assert (
+        abs(d.loc["mixed_comparison", "pp"] - (pp("unbounded", "query") - pp("recency", "recency")))
+        <= 0.1
+    )
     total = d.loc["matched_access_gain", "pp"] + d.loc["access_contribution", "pp"]
     assert abs(total - d.loc["mixed_comparison", "pp"]) <= 0.15
     assert (d["lo"] <= d["pp"]).all() and (d["pp"] <= d["hi"]).all() and (d["lo"] > 0).all()
@@ -241,6 +274,7 @@ def test_paired_difference_and_decomposition(grids):
 
 # --- analyses ------------------------------------------------------------------------------
 
+
 def test_memory_pressure_and_delay(grids, lexical):
     ep = grids["informative"].episodes
     mp = R.memory_pressure(ep, (2, 3, 5, 20), encoder=lexical, n_boot=200)
@@ -248,13 +282,22 @@ def test_memory_pressure_and_delay(grids, lexical):
     for K in (2, 3):  # K <= k: selection is inert
         assert rec[rec["K"] == K]["recall"].nunique() == 1
     assert rec.query("K == 20")["retention_rate"].eq(100.0).all()
-    dl = R.delay_table(grids["informative"]).query("selection == 'query'").set_index(["delay", "retention"])
-    assert dl.loc[("6-9", "recency"), "recall"] == 0.0 and dl.loc[("0-2", "recency"), "recall"] == 100.0
+    dl = (
+        R.delay_table(grids["informative"])
+        .query("selection == 'query'")
+        .set_index(["delay", "retention"])
+    )
+    assert (
+        dl.loc[("6-9", "recency"), "recall"] == 0.0
+        and dl.loc[("0-2", "recency"), "recall"] == 100.0
+    )
     assert dl.loc[("6-9", "unbounded"), "recall"] == 100.0
 
 
 def test_density_sweep_helps_the_type_oracle(lexical):
-    ds = R.density_sweep((0.1, 0.7), episodes=80, encoder=lexical, n_boot=200).query("selection == 'query'")
+    ds = R.density_sweep((0.1, 0.7), episodes=80, encoder=lexical, n_boot=200).query(
+        "selection == 'query'"
+    )
     to = ds.query("retention == 'type_oracle'").set_index("density")["recall"]
     assert to[0.7] == 100.0 and to[0.1] < 70
 
@@ -281,17 +324,23 @@ def test_failure_classes(grids):
 
 
 def test_reader_and_answer_accuracy(grids):
-    assert R.fact_reader("What is the city ?", ["The city is amber.", "The tree is quartz."]) == "amber"
+    assert (
+        R.fact_reader("What is the city ?", ["The city is amber.", "The tree is quartz."])
+        == "amber"
+    )
     assert R.fact_reader("What is the city ?", []) == ""
     acc = R.answer_accuracy(grids["informative"], [("unbounded", "query"), ("recency", "query")])
     acc = acc.set_index("retention")
     assert acc.loc["unbounded", "accuracy"] == 100.0 and acc.loc["none", "accuracy"] == 0.0
     assert acc.loc["recency", "accuracy_given_recall"] == 100.0
-    wrong = R.answer_accuracy(grids["informative"], [("unbounded", "query")], reader=lambda q, f: "nope")
+    wrong = R.answer_accuracy(
+        grids["informative"], [("unbounded", "query")], reader=lambda q, f: "nope"
+    )
     assert wrong["accuracy"].max() == 0.0  # the reader is really pluggable
 
 
 # --- SQuAD format --------------------------------------------------------------------------
+
 
 def test_squad_loader_on_the_fixture(lexical):
     pool = R.load_squad(FIXTURE)
@@ -308,14 +357,24 @@ def test_squad_loader_on_the_fixture(lexical):
     assert R.invariant_holds(g) and g.recall("unbounded", "oracle") == 1.0
 
 
-@pytest.mark.parametrize(("mutate", "field"), [
-    (lambda d: d.pop("data"), "field 'data'"),
-    (lambda d: d["data"][1]["paragraphs"][0].pop("context"), "field 'data[1].paragraphs[0].context'"),
-    (lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(answer_start=3),
-     "field 'data[0].paragraphs[1].qas[2].answers[0].answer_start'"),
-    (lambda d: d["data"][2]["paragraphs"][0]["qas"][0].pop("question"),
-     "field 'data[2].paragraphs[0].qas[0].question'"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d.pop("data"), "field 'data'"),
+        (
+            lambda d: d["data"][1]["paragraphs"][0].pop("context"),
+            "field 'data[1].paragraphs[0].context'",
+        ),
+        (
+            lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(answer_start=3),
+            "field 'data[0].paragraphs[1].qas[2].answers[0].answer_start'",
+        ),
+        (
+            lambda d: d["data"][2]["paragraphs"][0]["qas"][0].pop("question"),
+            "field 'data[2].paragraphs[0].qas[0].question'",
+        ),
+    ],
+)
 def test_malformed_squad_names_file_and_field(tmp_path, mutate, field):
     doc = json.loads(FIXTURE.read_text())
     mutate(doc)
@@ -335,12 +394,27 @@ def test_squad_not_json(tmp_path):
 
 # --- CLI -----------------------------------------------------------------------------------
 
+
 def test_cli_grid_writes_cells_with_intervals(tmp_path):
     from workbench.recall_cli import main
 
     out = tmp_path / "out"
-    rc = main(["recall", "grid", "--episodes", "60", "--queries", "both", "--boot", "300",
-               "--dense-encoder", "lexical", "--out", str(out)])
+    rc = main(
+        [
+            "recall",
+            "grid",
+            "--episodes",
+            "60",
+            "--queries",
+            "both",
+            "--boot",
+            "300",
+            "--dense-encoder",
+            "lexical",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     rows = list(csv.DictReader((out / "recall_grid.csv").open()))
     assert len(rows) == 50 and {r["query_form"] for r in rows} == {"informative", "uninformative"}
@@ -353,8 +427,22 @@ def test_cli_grid_writes_cells_with_intervals(tmp_path):
 def test_cli_squad_and_bad_input(tmp_path, capsys):
     from workbench.recall_cli import main
 
-    rc = main(["recall", "grid", "--squad", str(FIXTURE), "--episodes", "30", "--boot", "200",
-               "--dense-encoder", "lexical", "--out", str(tmp_path / "sq")])
+    rc = main(
+        [
+            "recall",
+            "grid",
+            "--squad",
+            str(FIXTURE),
+            "--episodes",
+            "30",
+            "--boot",
+            "200",
+            "--dense-encoder",
+            "lexical",
+            "--out",
+            str(tmp_path / "sq"),
+        ]
+    )
     assert rc == 0 and len(list(csv.DictReader((tmp_path / "sq" / "recall_grid.csv").open()))) == 25
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"data": [{"paragraphs": [{"context": "x", "qas": [{}]}]}]}))
@@ -365,6 +453,7 @@ def test_cli_squad_and_bad_input(tmp_path, capsys):
 
 
 # --- notebook ------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_notebook_runs_with_small_parameters(tmp_path):
@@ -377,11 +466,21 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     work.mkdir()
     shutil.copy(src, work / "08_recall.ipynb")
     out = work / "out.ipynb"
-    pm.execute_notebook(str(work / "08_recall.ipynb"), str(out), cwd=str(ROOT / "notebooks"),
-                        kernel_name="python3", progress_bar=False,
-                        parameters={"EPISODES": 40, "N_BOOT": 200, "SQUAD_EPISODES": 20,
-                                    "SQUAD_PATH": str(FIXTURE),
-                                    "FIGURES_DIR": str(tmp_path / "fig"), "RESULTS_DIR": str(tmp_path / "res")})
+    pm.execute_notebook(
+        str(work / "08_recall.ipynb"),
+        str(out),
+        cwd=str(ROOT / "notebooks"),
+        kernel_name="python3",
+        progress_bar=False,
+        parameters={
+            "EPISODES": 40,
+            "N_BOOT": 200,
+            "SQUAD_EPISODES": 20,
+            "SQUAD_PATH": str(FIXTURE),
+            "FIGURES_DIR": str(tmp_path / "fig"),
+            "RESULTS_DIR": str(tmp_path / "res"),
+        },
+    )
     rec = read_records(out)
     assert rec["invariant_holds"] is True and rec["squad_invariant_holds"] is True
     assert rec["query_equals_recency_uninformative"] is True
@@ -391,4 +490,6 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     assert lo <= gain <= hi and gain > 0
     assert rec["delay_retention_6_9"]["recency"] == 0.0
     assert rec["failures_recency"]["query"]["displacement"] == 0
-    assert (tmp_path / "fig" / "recall_grid.png").exists() and (tmp_path / "res" / "recall_grid.csv").exists()
+    assert (tmp_path / "fig" / "recall_grid.png").exists() and (
+        tmp_path / "res" / "recall_grid.csv"
+    ).exists()

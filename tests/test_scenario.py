@@ -9,12 +9,22 @@ from workbench.scenario import ScenarioError, load_scenarios, save_scenarios, to
 
 
 def good(**over):
-    d = {"id": "s1", "template": "t", "regime": "target", "seed": 1, "query": "May Alice go?",
-         "answer": "yes",
-         "blocks": [{"id": "a", "text": "Alice holds pass P", "kind": "chain"},
-                    {"id": "b", "text": "Pass P opens gate G", "kind": "chain"},
-                    {"id": "x", "text": "Lunch is at noon", "kind": "filler"}],
-         "edges": [["b", "a"]], "chain": ["a", "b"], "source": "external"}
+    d = {
+        "id": "s1",
+        "template": "t",
+        "regime": "target",
+        "seed": 1,
+        "query": "May Alice go?",
+        "answer": "yes",
+        "blocks": [
+            {"id": "a", "text": "Alice holds pass P", "kind": "chain"},
+            {"id": "b", "text": "Pass P opens gate G", "kind": "chain"},
+            {"id": "x", "text": "Lunch is at noon", "kind": "filler"},
+        ],
+        "edges": [["b", "a"]],
+        "chain": ["a", "b"],
+        "source": "external",
+    }
     d.update(over)
     return d
 
@@ -33,8 +43,9 @@ def test_round_trip_keeps_everything_including_metadata(tmp_path):
     back = load_scenarios(p)
     assert back == scs
     assert [s.metadata for s in back] == [s.metadata for s in scs]
-    assert p.read_text() == "".join(json.dumps(s.to_dict(), ensure_ascii=False,
-                                               separators=(", ", ": ")) + "\n" for s in scs)
+    assert p.read_text() == "".join(
+        json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": ")) + "\n" for s in scs
+    )
 
 
 def test_external_file_with_extra_keys_and_free_ids(tmp_path):
@@ -46,20 +57,23 @@ def test_external_file_with_extra_keys_and_free_ids(tmp_path):
     assert s.chain_mass() == 4 + 5 and s.budget(2.0) == 18 and s.budget(0.5) == 9
 
 
-@pytest.mark.parametrize("mutate, field, words", [
-    (lambda d: d.pop("query"), "query", "missing"),
-    (lambda d: d.pop("blocks"), "blocks", "missing"),
-    (lambda d: d["blocks"].append({"id": "a", "text": "again"}), "blocks[3].id", "duplicate"),
-    (lambda d: d["edges"].append(["b", "zz"]), "edges[1]", "not a block id"),
-    (lambda d: d["edges"].append(["a", "a"]), "edges[1]", "self-loop"),
-    (lambda d: d.update(chain=["a", "nope"]), "chain", "unknown block"),
-    (lambda d: d.update(chain=["a", "a"]), "chain", "not a set"),
-    (lambda d: d["blocks"][1].update(text="   "), "blocks[1].text", "empty"),
-    (lambda d: d["blocks"][2].update(text=42), "blocks[2].text", "must be a string"),
-    (lambda d: d["blocks"][0].pop("text"), "blocks[0].text", "missing"),
-    (lambda d: d.update(edges=[["a"]]), "edges[0]", "pair"),
-    (lambda d: d.update(seed="3"), "seed", "integer"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, words",
+    [
+        (lambda d: d.pop("query"), "query", "missing"),
+        (lambda d: d.pop("blocks"), "blocks", "missing"),
+        (lambda d: d["blocks"].append({"id": "a", "text": "again"}), "blocks[3].id", "duplicate"),
+        (lambda d: d["edges"].append(["b", "zz"]), "edges[1]", "not a block id"),
+        (lambda d: d["edges"].append(["a", "a"]), "edges[1]", "self-loop"),
+        (lambda d: d.update(chain=["a", "nope"]), "chain", "unknown block"),
+        (lambda d: d.update(chain=["a", "a"]), "chain", "not a set"),
+        (lambda d: d["blocks"][1].update(text="   "), "blocks[1].text", "empty"),
+        (lambda d: d["blocks"][2].update(text=42), "blocks[2].text", "must be a string"),
+        (lambda d: d["blocks"][0].pop("text"), "blocks[0].text", "missing"),
+        (lambda d: d.update(edges=[["a"]]), "edges[0]", "pair"),
+        (lambda d: d.update(seed="3"), "seed", "integer"),
+    ],
+)
 def test_bad_scenarios_name_file_line_and_field(tmp_path, mutate, field, words):
     bad = good(id="s2")
     mutate(bad)

@@ -3,14 +3,25 @@
 import numpy as np
 import pytest
 
-from workbench.experiments import (Protocol, fmt, perturb_edges, regime_checks, run_protocol,
-                                   summarize, table1, table2, table3)
+from workbench.experiments import (
+    Protocol,
+    fmt,
+    perturb_edges,
+    regime_checks,
+    run_protocol,
+    summarize,
+    table1,
+    table2,
+    table3,
+)
 from workbench.generator import generate
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seeds", [(0, 15), (15, 115)])
-@pytest.mark.parametrize("encoder", ["lexical", pytest.param("sentence", marks=pytest.mark.sentence)])
+@pytest.mark.parametrize(
+    "encoder", ["lexical", pytest.param("sentence", marks=pytest.mark.sentence)]
+)
 def test_calibrated_regimes_hold(seeds, encoder):
     checks = regime_checks(seeds, encoders=(encoder,))
     failed = checks[~checks.passed]

@@ -13,9 +13,16 @@ from workbench.trace import Trace, indirect_prerequisites, run, write_jsonl
 
 
 def tiny():
-    blocks = tuple(Block(i, f"text {i}", k) for i, k in
-                   [("a", "chain"), ("b", "chain"), ("c", "chain"), ("x", "filler"),
-                    ("y", "honeypot")])
+    blocks = tuple(
+        Block(i, f"text {i}", k)
+        for i, k in [
+            ("a", "chain"),
+            ("b", "chain"),
+            ("c", "chain"),
+            ("x", "filler"),
+            ("y", "honeypot"),
+        ]
+    )
     return Scenario("t", "q", blocks, (("c", "b"), ("b", "a")), ("a", "b", "c"))
 
 
@@ -24,8 +31,9 @@ def retention(scores, kept, sims=None):
     order = np.lexsort([np.arange(len(scores)), -scores])
     sims = scores if sims is None else np.asarray(sims, float)
     z = np.zeros(len(scores))
-    return Retention("dsgc", sims, z, z, scores, order, np.asarray(kept, bool), 10,
-                     np.ones(len(scores), int))
+    return Retention(
+        "dsgc", sims, z, z, scores, order, np.asarray(kept, bool), 10, np.ones(len(scores), int)
+    )
 
 
 def test_margins_and_competitor_by_hand():

@@ -34,13 +34,24 @@ CHATTER = (
     "lunch is at noon if you want to join",
     "remind me later about the offsite agenda",
 )
-THOUGHTS = ("the next step is to compare against last week",
-            "I should check the assumptions before reporting",
-            "the numbers so far look consistent",
-            "a quick summary will help the user decide")
+THOUGHTS = (
+    "the next step is to compare against last week",
+    "I should check the assumptions before reporting",
+    "the numbers so far look consistent",
+    "a quick summary will help the user decide",
+)
 # action: weight (drawn from fixed weights every turn, so choices align across managers)
-ACTIONS = {"switch": 0.07, "submit": 0.14, "poll": 0.22, "session": 0.05, "query": 0.10,
-           "search": 0.07, "read": 0.07, "reason": 0.10, "chat": 0.18}
+ACTIONS = {
+    "switch": 0.07,
+    "submit": 0.14,
+    "poll": 0.22,
+    "session": 0.05,
+    "query": 0.10,
+    "search": 0.07,
+    "read": 0.07,
+    "reason": 0.10,
+    "chat": 0.18,
+}
 PREFIX = {"job": ("run", "job"), "session": ("sess",), "doc": ("doc",)}
 
 
@@ -71,8 +82,10 @@ class Run:
 
     def __repr__(self) -> str:
         t = self.timeline
-        return (f"Run({self.manager}, seed={self.seed}, {len(t)} turns, "
-                f"invalid={int(t.invalid.sum())}, corrupt={int(t.corrupt.sum())})")
+        return (
+            f"Run({self.manager}, seed={self.seed}, {len(t)} turns, "
+            f"invalid={int(t.invalid.sum())}, corrupt={int(t.corrupt.sum())})"
+        )
 
 
 class _Agent:
@@ -81,7 +94,9 @@ class _Agent:
     def __init__(self, manager, seed: int):
         self.m, self.seed = manager, seed
         base = np.random.default_rng([seed, 10**6])
-        self.next_hex = {p: int(base.integers(0x1000, 0xE000)) for p in ("run", "job", "sess", "doc")}
+        self.next_hex = {
+            p: int(base.integers(0x1000, 0xE000)) for p in ("run", "job", "sess", "doc")
+        }
         self.namespace: set[str] = set()  # every handle the tool layer has issued (sparse)
         self.objs: list[_Obj] = []
         self.project = 0
@@ -114,7 +129,10 @@ class _Agent:
         for o in self.objs:
             if o.kind != kind or o.project != self.project or o.status != "open":
                 continue
-            if any(i in pos and kept[pos[i]] for i in o.span_ids) or self.m.resolve(o.handle) == "recoverable":
+            if (
+                any(i in pos and kept[pos[i]] for i in o.span_ids)
+                or self.m.resolve(o.handle) == "recoverable"
+            ):
                 out.append(o)
         return out
 
@@ -134,7 +152,9 @@ class _Agent:
     # --- one turn ---
     def turn(self, t: int) -> dict:
         rng = np.random.default_rng([self.seed, t])
-        action = rng.choice(list(ACTIONS), p=np.array(list(ACTIONS.values())) / sum(ACTIONS.values()))
+        action = rng.choice(
+            list(ACTIONS), p=np.array(list(ACTIONS.values())) / sum(ACTIONS.values())
+        )
         topic = TOPICS[self.project]
         spans, outcome, failing = [], "ok", ""
         if t == 0 or action == "switch":
@@ -144,38 +164,53 @@ class _Agent:
         elif action == "submit" and len(self._known("job")) < 2:
             h = self._new_handle(str(rng.choice(PREFIX["job"])), rng)
             o = self._obj("job", h, t + int(rng.integers(8, 40)))
-            call = self._span(t, "call", f'submit_job(task="{topic}", variant={int(rng.integers(1, 9))})', o)
+            call = self._span(
+                t, "call", f'submit_job(task="{topic}", variant={int(rng.integers(1, 9))})', o
+            )
             res = self._span(t, "result", json.dumps({"id": h, "status": "queued"}), o, [call.id])
             spans += [call, res]
         elif action in ("poll", "query", "read") and self._known(
-                {"poll": "job", "query": "session", "read": "doc"}[action]):
+            {"poll": "job", "query": "session", "read": "doc"}[action]
+        ):
             kind = {"poll": "job", "query": "session", "read": "doc"}[action]
             cands = self._known(kind)
             o = cands[int(rng.integers(len(cands)))]
             h, outcome = self._bind(o, rng)
-            text = {"job": f'poll(job="{h}")  # check on: {topic}',
-                    "session": f'query(session="{h}", sql="select rows to {topic}")',
-                    "doc": f'read_doc(doc="{h}")  # background to {topic}'}[kind]
+            text = {
+                "job": f'poll(job="{h}")  # check on: {topic}',
+                "session": f'query(session="{h}", sql="select rows to {topic}")',
+                "doc": f'read_doc(doc="{h}")  # background to {topic}',
+            }[kind]
             call = self._span(t, "call", text, o)
             if outcome == "invalid":
                 failing = text
-                res = self._span(t, "result", json.dumps({"error": f"unknown handle {h}"}), o, [call.id])
+                res = self._span(
+                    t, "result", json.dumps({"error": f"unknown handle {h}"}), o, [call.id]
+                )
                 o.status = "lost"
             elif outcome == "corrupt":
                 failing = text
-                res = self._span(t, "result", json.dumps({"job": h, "status": "done"}), o, [call.id])
+                res = self._span(
+                    t, "result", json.dumps({"job": h, "status": "done"}), o, [call.id]
+                )
                 o.status = "lost"  # the agent believes the wrong object answered
             else:
                 o.uses += 1
-                body = {"job": {"job": h, "status": "done" if t >= o.ready else "running"},
-                        "session": {"session": h, "rows": int(rng.integers(10, 5000))},
-                        "doc": {"doc": h, "section": o.uses}}[kind]
+                body = {
+                    "job": {"job": h, "status": "done" if t >= o.ready else "running"},
+                    "session": {"session": h, "rows": int(rng.integers(10, 5000))},
+                    "doc": {"doc": h, "section": o.uses},
+                }[kind]
                 res = self._span(t, "result", json.dumps(body), o, [call.id])
-                if (kind == "job" and t >= o.ready) or (kind != "job" and (t >= o.ready or o.uses >= 3)):
+                if (kind == "job" and t >= o.ready) or (
+                    kind != "job" and (t >= o.ready or o.uses >= 3)
+                ):
                     o.status = "done"
             spans += [call, res]
             if o.status == "done" and kind == "job":
-                spans.append(self._span(t, "reasoning", f"{h} finished, so I can report on: {topic}", o))
+                spans.append(
+                    self._span(t, "reasoning", f"{h} finished, so I can report on: {topic}", o)
+                )
         elif action == "session" and not self._known("session"):
             h = self._new_handle("sess", rng)
             o = self._obj("session", h, t + 30)
@@ -202,16 +237,24 @@ class _Agent:
         self.m.add(*spans)
         cyc = self.m.step(TOPICS[self.project], t)
         rep = self.m.report()
-        return {"turn": t, "used": self.m.used, "occupancy": self.m.occupancy,
-                "margin": np.nan if cyc is None or cyc.margin is None else cyc.margin,
-                "cycle": cyc is not None, "orphans": len(rep.orphans),
-                "asymmetric": len(rep.asymmetric), "invalid": int(outcome == "invalid"),
-                "corrupt": int(outcome == "corrupt"), "closure_tokens": self.m.closure_tokens,
-                "failing_call": failing}
+        return {
+            "turn": t,
+            "used": self.m.used,
+            "occupancy": self.m.occupancy,
+            "margin": np.nan if cyc is None or cyc.margin is None else cyc.margin,
+            "cycle": cyc is not None,
+            "orphans": len(rep.orphans),
+            "asymmetric": len(rep.asymmetric),
+            "invalid": int(outcome == "invalid"),
+            "corrupt": int(outcome == "corrupt"),
+            "closure_tokens": self.m.closure_tokens,
+            "failing_call": failing,
+        }
 
 
-def simulate_run(manager: str, seed: int, turns: int = 300, capacity: int = 400,
-                 encoder: str = "lexical", **kw) -> Run:
+def simulate_run(
+    manager: str, seed: int, turns: int = 300, capacity: int = 400, encoder: str = "lexical", **kw
+) -> Run:
     """One seeded run of the agent under one manager."""
     m = make_manager(manager, capacity, encoder=encoder, **kw)
     agent = _Agent(m, seed)
@@ -220,17 +263,30 @@ def simulate_run(manager: str, seed: int, turns: int = 300, capacity: int = 400,
     tl.insert(0, "seed", seed)
     tl.insert(0, "manager", manager)
     jobs = [o for o in agent.objs if o.kind == "job"]
-    return Run(manager, seed, tl, tuple(m.cycles), len(jobs),
-               sum(o.status == "done" for o in jobs), agent.restores)
+    return Run(
+        manager,
+        seed,
+        tl,
+        tuple(m.cycles),
+        len(jobs),
+        sum(o.status == "done" for o in jobs),
+        agent.restores,
+    )
 
 
-def simulate(managers=tuple(MANAGERS), seeds=range(5), turns: int = 300, capacity: int = 400,
-             encoder: str = "lexical") -> list[Run]:
+def simulate(
+    managers=tuple(MANAGERS),
+    seeds=range(5),
+    turns: int = 300,
+    capacity: int = 400,
+    encoder: str = "lexical",
+) -> list[Run]:
     """The same seeded runs under every manager."""
     return [simulate_run(m, s, turns, capacity, encoder) for m in managers for s in seeds]
 
 
 # --- reports ------------------------------------------------------------------------------------
+
 
 def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
     """How well `margin < floor` at cycle k predicts a new closure violation in cycles k+1..k+horizon.
@@ -245,7 +301,7 @@ def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
     event = np.array([bool(set(c.proposal_orphans) - p) for c, p in zip(cycles, prev, strict=True)])
     flag = m < floor  # nan compares False: a cycle that evicted nothing raises no flag
     n = len(cycles)
-    ahead = np.array([event[k + 1: k + 1 + horizon].any() for k in range(n)], dtype=bool)
+    ahead = np.array([event[k + 1 : k + 1 + horizon].any() for k in range(n)], dtype=bool)
     leads_c, leads_t, caught = [], [], 0
     for j in np.flatnonzero(event):
         ks = [k for k in range(max(j - horizon, 0), j) if flag[k]]
@@ -253,9 +309,16 @@ def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
             caught += 1
             leads_c.append(j - ks[0])
             leads_t.append(int(turns[j] - turns[ks[0]]))
-    return {"cycles": n, "flags": int(flag.sum()), "violations": int(event.sum()),
-            "true_flags": int((flag & ahead).sum()), "caught": caught,
-            "base_rate_cycles": int(ahead.sum()), "lead_cycles": leads_c, "lead_turns": leads_t}
+    return {
+        "cycles": n,
+        "flags": int(flag.sum()),
+        "violations": int(event.sum()),
+        "true_flags": int((flag & ahead).sum()),
+        "caught": caught,
+        "base_rate_cycles": int(ahead.sum()),
+        "lead_cycles": leads_c,
+        "lead_turns": leads_t,
+    }
 
 
 def _ratio(a, b):
@@ -270,30 +333,39 @@ def summarize(runs) -> pd.DataFrame:
         group = [r for r in runs if r.manager == name]
         tl = pd.concat([r.timeline for r in group])
         sig = [margin_signal(r.cycles) for r in group]
-        tot = {k: sum(s[k] for s in sig) for k in ("cycles", "flags", "violations", "true_flags",
-                                                   "caught", "base_rate_cycles")}
+        tot = {
+            k: sum(s[k] for s in sig)
+            for k in ("cycles", "flags", "violations", "true_flags", "caught", "base_rate_cycles")
+        }
         lead_c = [x for s in sig for x in s["lead_cycles"]]
         lead_t = [x for s in sig for x in s["lead_turns"]]
         extra = [r.timeline.used.mean() / ref[r.seed] - 1 for r in group if r.seed in ref]
-        rows.append({
-            "manager": name, "seeds": len(group), "turns": len(tl),
-            "invalid_per_turn": tl.invalid.mean(), "invalid_calls": int(tl.invalid.sum()),
-            "silent_corruptions": int(tl.corrupt.sum()),
-            "orphan_turns": float((tl.orphans > 0).mean()),
-            "mean_tokens": tl.used.mean(),
-            "closure_token_share": _ratio(tl.closure_tokens.sum(), tl.used.sum()),
-            "extra_tokens_vs_relevance": float(np.mean(extra)) if extra else float("nan"),
-            "restores": sum(r.restores for r in group),
-            "jobs_done_share": _ratio(sum(r.jobs_done for r in group),
-                                      sum(r.jobs_submitted for r in group)),
-            "cycles": tot["cycles"], "violations": tot["violations"],
-            "margin_flags": tot["flags"],
-            "margin_precision": _ratio(tot["true_flags"], tot["flags"]),
-            "margin_recall": _ratio(tot["caught"], tot["violations"]),
-            "base_rate": _ratio(tot["base_rate_cycles"], tot["cycles"]),
-            "lead_cycles": float(np.mean(lead_c)) if lead_c else float("nan"),
-            "lead_turns": float(np.mean(lead_t)) if lead_t else float("nan"),
-        })
+        rows.append(
+            {
+                "manager": name,
+                "seeds": len(group),
+                "turns": len(tl),
+                "invalid_per_turn": tl.invalid.mean(),
+                "invalid_calls": int(tl.invalid.sum()),
+                "silent_corruptions": int(tl.corrupt.sum()),
+                "orphan_turns": float((tl.orphans > 0).mean()),
+                "mean_tokens": tl.used.mean(),
+                "closure_token_share": _ratio(tl.closure_tokens.sum(), tl.used.sum()),
+                "extra_tokens_vs_relevance": float(np.mean(extra)) if extra else float("nan"),
+                "restores": sum(r.restores for r in group),
+                "jobs_done_share": _ratio(
+                    sum(r.jobs_done for r in group), sum(r.jobs_submitted for r in group)
+                ),
+                "cycles": tot["cycles"],
+                "violations": tot["violations"],
+                "margin_flags": tot["flags"],
+                "margin_precision": _ratio(tot["true_flags"], tot["flags"]),
+                "margin_recall": _ratio(tot["caught"], tot["violations"]),
+                "base_rate": _ratio(tot["base_rate_cycles"], tot["cycles"]),
+                "lead_cycles": float(np.mean(lead_c)) if lead_c else float("nan"),
+                "lead_turns": float(np.mean(lead_t)) if lead_t else float("nan"),
+            }
+        )
     return pd.DataFrame(rows).set_index("manager")
 
 
@@ -305,9 +377,17 @@ def timeline_frame(runs, seed: int, managers=("relevance", "gate")) -> pd.DataFr
             continue
         tl = r.timeline
         for metric in ("occupancy", "margin", "orphans"):
-            parts.append(pd.DataFrame({"manager": r.manager, "turn": tl.turn, "metric": metric,
-                                       "value": tl[metric].astype(float),
-                                       "failing_call": tl.failing_call}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "manager": r.manager,
+                        "turn": tl.turn,
+                        "metric": metric,
+                        "value": tl[metric].astype(float),
+                        "failing_call": tl.failing_call,
+                    }
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -318,37 +398,72 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
 
     base = alt.Chart(frame).encode(x=alt.X("turn:Q", title="turn"))
     line = base.mark_line(strokeWidth=1).encode(y=alt.Y("value:Q", title=None))
-    fails = base.transform_filter("datum.failing_call != ''").mark_rule(
-        color="#d62728", opacity=0.35).encode(tooltip=["failing_call:N"])
-    pts = base.transform_filter(f"datum.metric == 'margin' && datum.value < {floor!r}").mark_point(
-        size=8, color="#ff7f0e", filled=True).encode(y="value:Q")
-    return (alt.layer(fails, line, pts, data=frame)
-            .properties(width=320, height=110)
-            .facet(row=alt.Row("metric:N", sort=["occupancy", "margin", "orphans"], title=None),
-                   column=alt.Column("manager:N", sort=list(MANAGERS), title=None))
-            .resolve_scale(y="independent"))
+    fails = (
+        base.transform_filter("datum.failing_call != ''")
+        .mark_rule(color="#d62728", opacity=0.35)
+        .encode(tooltip=["failing_call:N"])
+    )
+    pts = (
+        base.transform_filter(f"datum.metric == 'margin' && datum.value < {floor!r}")
+        .mark_point(size=8, color="#ff7f0e", filled=True)
+        .encode(y="value:Q")
+    )
+    return (
+        alt.layer(fails, line, pts, data=frame)
+        .properties(width=320, height=110)
+        .facet(
+            row=alt.Row("metric:N", sort=["occupancy", "margin", "orphans"], title=None),
+            column=alt.Column("manager:N", sort=list(MANAGERS), title=None),
+        )
+        .resolve_scale(y="independent")
+        .properties(
+            title=alt.TitleParams(
+                "One simulated run: window occupancy, eviction margin and orphaned handles per turn",
+                subtitle=[
+                    "columns: window manager; red rules: a turn whose tool call failed "
+                    "(invalid or silently corrupted handle);",
+                    f"orange dots: eviction margin below the floor {floor:g}; occupancy "
+                    "is retained tokens / capacity",
+                ],
+                anchor="start",
+            )
+        )
+    )
 
 
 def note_figures(path=None) -> dict:
     """The closure note's published figures (repo copy of the reference file)."""
     from pathlib import Path
 
-    path = Path(path) if path else Path(__file__).resolve().parents[1] / "data" / "reference" / "paper_figures.json"
+    path = (
+        Path(path)
+        if path
+        else Path(__file__).resolve().parents[1] / "data" / "reference" / "paper_figures.json"
+    )
     return json.loads(path.read_text(encoding="utf-8"))["closure_note"]
 
 
 def failures(run: Run) -> pd.DataFrame:
     """The failing calls of one run, with the window's orphan count and the last two margins."""
     tl = run.timeline.set_index("turn")
-    cyc = pd.DataFrame({"turn": [c.turn for c in run.cycles],
-                        "margin": [np.nan if c.margin is None else c.margin for c in run.cycles]})
+    cyc = pd.DataFrame(
+        {
+            "turn": [c.turn for c in run.cycles],
+            "margin": [np.nan if c.margin is None else c.margin for c in run.cycles],
+        }
+    )
     rows = []
     for t in tl.index[tl.failing_call != ""]:
         prior = cyc[cyc.turn < t].margin.tail(2).tolist()
-        rows.append({"turn": int(t), "kind": "corrupt" if tl.corrupt[t] else "invalid",
-                     "orphans_before": int(tl.orphans.get(t - 1, 0)),
-                     "margins_before": " ".join("n/a" if np.isnan(m) else f"{m:.3f}" for m in prior),
-                     "call": tl.failing_call[t]})
+        rows.append(
+            {
+                "turn": int(t),
+                "kind": "corrupt" if tl.corrupt[t] else "invalid",
+                "orphans_before": int(tl.orphans.get(t - 1, 0)),
+                "margins_before": " ".join("n/a" if np.isnan(m) else f"{m:.3f}" for m in prior),
+                "call": tl.failing_call[t],
+            }
+        )
     return pd.DataFrame(rows, columns=["turn", "kind", "orphans_before", "margins_before", "call"])
 
 
@@ -358,11 +473,14 @@ def story(run: Run) -> dict:
     orph, fail = tl.turn[tl.orphans > 0], tl.turn[tl.failing_call != ""]
     first_fail = int(fail.iloc[0]) if len(fail) else None
     m = tl[tl.margin.notna() & ((tl.turn < first_fail) if first_fail is not None else True)].margin
-    return {"turns": int(len(tl)), "first_orphan_turn": int(orph.iloc[0]) if len(orph) else None,
-            "failure_surfaced_turn": first_fail,
-            "margin_before": float(m.iloc[:-2].median()) if len(m) > 2 else None,
-            "margin_at_failure": float(m.iloc[-1]) if len(m) else None,
-            "invalid_tool_calls_per_turn": float((tl.invalid + tl.corrupt).mean())}
+    return {
+        "turns": int(len(tl)),
+        "first_orphan_turn": int(orph.iloc[0]) if len(orph) else None,
+        "failure_surfaced_turn": first_fail,
+        "margin_before": float(m.iloc[:-2].median()) if len(m) > 2 else None,
+        "margin_at_failure": float(m.iloc[-1]) if len(m) else None,
+        "invalid_tool_calls_per_turn": float((tl.invalid + tl.corrupt).mean()),
+    }
 
 
 def note_comparison(run: Run, note: dict | None = None) -> pd.DataFrame:
@@ -370,10 +488,16 @@ def note_comparison(run: Run, note: dict | None = None) -> pd.DataFrame:
     before the last two ahead of the first failure; margin_at_failure: the last one)."""
     note = note or note_figures()
     ref = dict(note["observed_run"])
-    ref["invalid_tool_calls_per_turn"] = note["with_closure_pass"]["invalid_tool_calls_per_turn_before"]
+    ref["invalid_tool_calls_per_turn"] = note["with_closure_pass"][
+        "invalid_tool_calls_per_turn_before"
+    ]
     ours = story(run)
     keys = list(ours)
     fmt = lambda v: "n/a" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))  # noqa: E731
-    return pd.DataFrame({"note": [fmt(ref.get(k)) for k in keys],
-                         f"ours ({run.manager}, seed {run.seed})": [fmt(ours[k]) for k in keys]},
-                        index=keys)
+    return pd.DataFrame(
+        {
+            "note": [fmt(ref.get(k)) for k in keys],
+            f"ours ({run.manager}, seed {run.seed})": [fmt(ours[k]) for k in keys],
+        },
+        index=keys,
+    )

@@ -38,8 +38,14 @@ def cmd_evaluate(args) -> int:
     scenarios = load_scenarios(args.scenarios)
     encoder = get_encoder(args.encoder)
     encoder(sorted({t for s in scenarios for t in [s.query, *s.texts]}))
-    policy = make_policy(args.policy, lam=args.lam, tau=args.tau, hops=args.hops,
-                         delta=args.delta, density=args.density)
+    policy = make_policy(
+        args.policy,
+        lam=args.lam,
+        tau=args.tau,
+        hops=args.hops,
+        delta=args.delta,
+        density=args.density,
+    )
     records = []
     for sc in scenarios:
         t = Trace(sc, run(sc, encoder, policy, args.budget_multiplier), args.encoder)
@@ -69,8 +75,10 @@ def cmd_reproduce(args) -> int:
     try:
         done = reproduce(args.notebook, params, args.out, progress=not args.quiet)
     except NotebookFailed as e:
-        print(f"workbench reproduce: {e}\n(the committed notebook was left untouched)",
-              file=sys.stderr)
+        print(
+            f"workbench reproduce: {e}\n(the committed notebook was left untouched)",
+            file=sys.stderr,
+        )
         return 1
     for p in done:
         print(f"executed {p}")

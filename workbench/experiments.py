@@ -53,15 +53,23 @@ class Protocol:
             raise ValueError(f"no protocol {name_or_path!r}; known protocols: {known}")
         d = json.loads(path.read_text(encoding="utf-8"))
         return cls(
-            name=d["name"], templates=tuple(d["templates"]), seeds=tuple(d["seeds"]),
-            encoders=tuple(d["encoders"]), policies=tuple(d["policies"]),
+            name=d["name"],
+            templates=tuple(d["templates"]),
+            seeds=tuple(d["seeds"]),
+            encoders=tuple(d["encoders"]),
+            policies=tuple(d["policies"]),
             budget_multipliers=tuple(d.get("budget_multipliers", [2.0])),
-            lambdas=tuple(d.get("lambdas", [1.0])), tau=d.get("tau", 0.25),
-            hops=tuple(d.get("hops", [1])), delta=d.get("delta", 0.5),
-            total_blocks=tuple(d.get("total_blocks", [20])), tier=d.get("tier", "medium"),
+            lambdas=tuple(d.get("lambdas", [1.0])),
+            tau=d.get("tau", 0.25),
+            hops=tuple(d.get("hops", [1])),
+            delta=d.get("delta", 0.5),
+            total_blocks=tuple(d.get("total_blocks", [20])),
+            tier=d.get("tier", "medium"),
             graph_noise=tuple((float(a), int(b)) for a, b in d.get("graph_noise", [[0, 0]])),
             summary=tuple(d.get("summary", ["encoder", "regime", "policy"])),
-            description=d.get("description", ""), paper_table=d.get("paper_table", ""))
+            description=d.get("description", ""),
+            paper_table=d.get("paper_table", ""),
+        )
 
     def with_(self, **changes) -> Protocol:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -104,12 +112,17 @@ def perturb_edges(scenario: Scenario, drop: float, spurious: int, seed: int = 0)
 
 def scenarios_for(protocol: Protocol) -> list[Scenario]:
     lo, hi = protocol.seeds
-    return [generate(t, s, n, protocol.tier)
-            for n in protocol.total_blocks for t in protocol.templates for s in range(lo, hi)]
+    return [
+        generate(t, s, n, protocol.tier)
+        for n in protocol.total_blocks
+        for t in protocol.templates
+        for s in range(lo, hi)
+    ]
 
 
-def run_protocol(protocol: Protocol, scenarios: list[Scenario] | None = None,
-                 keep_traces: bool = False):
+def run_protocol(
+    protocol: Protocol, scenarios: list[Scenario] | None = None, keep_traces: bool = False
+):
     """Every run of a protocol as a DataFrame (one row per run); optionally the Trace objects too."""
     scenarios = scenarios if scenarios is not None else scenarios_for(protocol)
     rows, traces = [], []
@@ -117,20 +130,32 @@ def run_protocol(protocol: Protocol, scenarios: list[Scenario] | None = None,
         encoder = get_encoder(enc_name)
         texts = sorted({t for s in scenarios for t in [s.query, *s.texts]})
         encoder(texts)  # one batch: every unique text encoded once, then served from the cache
-        grid = itertools.product(protocol.policies, protocol.budget_multipliers, protocol.lambdas,
-                                 protocol.hops, protocol.graph_noise)
+        grid = itertools.product(
+            protocol.policies,
+            protocol.budget_multipliers,
+            protocol.lambdas,
+            protocol.hops,
+            protocol.graph_noise,
+        )
         for pol_name, mult, lam, hops, (drop, spurious) in grid:
             if pol_name in ("similarity", "recency", "no-graph") and (lam, hops) != (
-                    protocol.lambdas[0], protocol.hops[0]):
+                protocol.lambdas[0],
+                protocol.hops[0],
+            ):
                 continue  # these ignore lambda and hops; run them once
-            policy = make_policy(pol_name, lam=lam, tau=protocol.tau, hops=hops,
-                                 delta=protocol.delta)
+            policy = make_policy(
+                pol_name, lam=lam, tau=protocol.tau, hops=hops, delta=protocol.delta
+            )
             for sc in scenarios:
                 graph = perturb_edges(sc, drop, spurious, sc.seed or 0)
                 t = Trace(graph, run(graph, encoder, policy, mult), enc_name)
                 row = t.row()
-                row.update(budget_multiplier=mult, drop=drop, spurious=spurious,
-                           **{"lambda": lam if pol_name == "dsgc" else 0.0, "hops": hops})
+                row.update(
+                    budget_multiplier=mult,
+                    drop=drop,
+                    spurious=spurious,
+                    **{"lambda": lam if pol_name == "dsgc" else 0.0, "hops": hops},
+                )
                 rows.append(row)
                 if keep_traces:
                     traces.append(t)
@@ -141,8 +166,11 @@ def run_protocol(protocol: Protocol, scenarios: list[Scenario] | None = None,
 def summarize(df: pd.DataFrame, by, metric: str = "full_chain_retained") -> pd.DataFrame:
     """Mean and sample std (ddof=1) of a metric over seeds, per group; n runs per group."""
     g = df.groupby(list(by), sort=False)[metric]
-    out = g.agg(mean="mean", std=lambda x: float(np.std(x.astype(float), ddof=1))
-                if len(x) > 1 else 0.0, n="count").reset_index()
+    out = g.agg(
+        mean="mean",
+        std=lambda x: float(np.std(x.astype(float), ddof=1)) if len(x) > 1 else 0.0,
+        n="count",
+    ).reset_index()
     out["mean"] = out["mean"].astype(float)
     return out
 
@@ -165,8 +193,10 @@ def table1(df: pd.DataFrame) -> pd.DataFrame:
     s = summarize(df, ["encoder", "regime", "policy"])
     ref = {(r["encoder"], r["regime"]): r for r in paper()["table1_full_chain_retention_by_regime"]}
     s["ours"] = [fmt(m, d) for m, d in zip(s["mean"], s["std"], strict=True)]
-    s["paper"] = [fmt(*ref[(e, g)][POLICY_LABEL[p]]) if (e, g) in ref else ""
-                  for e, g, p in zip(s["encoder"], s["regime"], s["policy"], strict=True)]
+    s["paper"] = [
+        fmt(*ref[(e, g)][POLICY_LABEL[p]]) if (e, g) in ref else ""
+        for e, g, p in zip(s["encoder"], s["regime"], s["policy"], strict=True)
+    ]
     return s[["encoder", "regime", "policy", "n", "mean", "std", "ours", "paper"]]
 
 
@@ -176,26 +206,49 @@ def table2(df: pd.DataFrame) -> pd.DataFrame:
     s = summarize(t, ["encoder", "template", "policy"])
     ref = {(r["encoder"], r["template"]): r for r in paper()["table2_targets_by_template"]}
     s["ours"] = [fmt(m, d) for m, d in zip(s["mean"], s["std"], strict=True)]
-    s["paper"] = [fmt(*ref[(e, t_)][POLICY_LABEL[p]]) if (e, t_) in ref else ""
-                  for e, t_, p in zip(s["encoder"], s["template"], s["policy"], strict=True)]
+    s["paper"] = [
+        fmt(*ref[(e, t_)][POLICY_LABEL[p]]) if (e, t_) in ref else ""
+        for e, t_, p in zip(s["encoder"], s["template"], s["policy"], strict=True)
+    ]
     return s[["encoder", "template", "policy", "n", "mean", "std", "ours", "paper"]]
 
 
-def table3(df: pd.DataFrame, template: str = "profile", encoder: str = "lexical",
-           policy: str = "dsgc") -> pd.DataFrame:
+def table3(
+    df: pd.DataFrame, template: str = "profile", encoder: str = "lexical", policy: str = "dsgc"
+) -> pd.DataFrame:
     """Table 3: every failing seed's chain ranks, top non-chain block, displaced block, margin."""
-    f = df[(df.template == template) & (df.encoder == encoder) & (df.policy == policy)
-           & ~df.full_chain_retained.astype(bool)]
+    f = df[
+        (df.template == template)
+        & (df.encoder == encoder)
+        & (df.policy == policy)
+        & ~df.full_chain_retained.astype(bool)
+    ]
     rows = []
     for _, r in f.sort_values("seed", kind="stable").iterrows():
         ranks = r["chain_ranks"]
-        rows.append({"seed": int(r["seed"]),
-                     "ranks": "(" + ",".join(str(ranks[c]) for c in sorted(ranks)) + ")",
-                     "top_non_chain": r["top_non_chain_id"], "displaced": ",".join(r["displaced"]),
-                     "margin": r["margin"], "competitor": r["competitor_id"],
-                     "competitor_margin": r["competitor_margin"]})
-    return pd.DataFrame(rows, columns=["seed", "ranks", "top_non_chain", "displaced", "margin",
-                                       "competitor", "competitor_margin"])
+        rows.append(
+            {
+                "seed": int(r["seed"]),
+                "ranks": "(" + ",".join(str(ranks[c]) for c in sorted(ranks)) + ")",
+                "top_non_chain": r["top_non_chain_id"],
+                "displaced": ",".join(r["displaced"]),
+                "margin": r["margin"],
+                "competitor": r["competitor_id"],
+                "competitor_margin": r["competitor_margin"],
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "seed",
+            "ranks",
+            "top_non_chain",
+            "displaced",
+            "margin",
+            "competitor",
+            "competitor_margin",
+        ],
+    )
 
 
 def write_suite(df: pd.DataFrame, summary: pd.DataFrame, out_dir) -> tuple[Path, Path]:
@@ -211,8 +264,9 @@ def write_suite(df: pd.DataFrame, summary: pd.DataFrame, out_dir) -> tuple[Path,
     return runs, summ
 
 
-def run_suite(name: str, seeds: tuple[int, int] | None = None, encoders=None,
-              out_dir=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_suite(
+    name: str, seeds: tuple[int, int] | None = None, encoders=None, out_dir=None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Load a protocol by name, run it, summarize it like the paper's table; optionally write CSV."""
     p = Protocol.load(name).with_(seeds=seeds, encoders=tuple(encoders) if encoders else None)
     df = run_protocol(p)
@@ -223,6 +277,7 @@ def run_suite(name: str, seeds: tuple[int, int] | None = None, encoders=None,
 
 
 # --- notebook helpers: parameters -> protocols, the paper's tables as tidy frames ------------
+
 
 def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
     """A named protocol with notebook-style overrides: SEEDS as N or 'A:B', ENCODERS as
@@ -251,32 +306,74 @@ def paper_frame(table: str) -> pd.DataFrame:
     """
     p, rows = paper(), []
     if table in ("table1", "table2"):
-        key = "table1_full_chain_retention_by_regime" if table == "table1" else "table2_targets_by_template"
+        key = (
+            "table1_full_chain_retention_by_regime"
+            if table == "table1"
+            else "table2_targets_by_template"
+        )
         col = "regime" if table == "table1" else "template"
         for r in p[key]:
             for label, pol in _POLICY_NAME.items():
                 if label in r:
-                    rows.append({"encoder": r["encoder"], col: r[col], "policy": pol,
-                                 "mean": r[label][0], "std": r[label][1]})
+                    rows.append(
+                        {
+                            "encoder": r["encoder"],
+                            col: r[col],
+                            "policy": pol,
+                            "mean": r[label][0],
+                            "std": r[label][1],
+                        }
+                    )
     elif table == "table4":
         for r in p["table4_lambda_sweep_dsgc"]:
             lams = [0.5, 1.0, 2.0] if isinstance(r["lambda_pi"], str) else [r["lambda_pi"]]
-            rows += [{"template": r["template"], "encoder": r["encoder"], "policy": "dsgc",
-                      "lambda": lam, "mean": r["retention"][0], "std": r["retention"][1]}
-                     for lam in lams]
+            rows += [
+                {
+                    "template": r["template"],
+                    "encoder": r["encoder"],
+                    "policy": "dsgc",
+                    "lambda": lam,
+                    "mean": r["retention"][0],
+                    "std": r["retention"][1],
+                }
+                for lam in lams
+            ]
     elif table == "table5":
         for r in p["table5_budget_lexical"]:
-            rows += [{"template": r["template"], "encoder": "lexical", "policy": pol,
-                      "budget_multiplier": r["M"], "mean": r[pol_label][0], "std": r[pol_label][1]}
-                     for pol, pol_label in (("similarity", "similarity_only"), ("dsgc", "dsgc"))]
+            rows += [
+                {
+                    "template": r["template"],
+                    "encoder": "lexical",
+                    "policy": pol,
+                    "budget_multiplier": r["M"],
+                    "mean": r[pol_label][0],
+                    "std": r[pol_label][1],
+                }
+                for pol, pol_label in (("similarity", "similarity_only"), ("dsgc", "dsgc"))
+            ]
     elif table == "table6":
         for r in p["table6_scale_dsgc"]:
-            rows += [{"template": r["template"], "encoder": r["encoder"], "policy": "dsgc",
-                      "total_blocks": n, "mean": r[f"blocks{n}"][0], "std": r[f"blocks{n}"][1]}
-                     for n in (20, 50)]
+            rows += [
+                {
+                    "template": r["template"],
+                    "encoder": r["encoder"],
+                    "policy": "dsgc",
+                    "total_blocks": n,
+                    "mean": r[f"blocks{n}"][0],
+                    "std": r[f"blocks{n}"][1],
+                }
+                for n in (20, 50)
+            ]
     elif table == "window":
-        rows.append({"encoder": "lexical", "policy": "recency", "budget_multiplier": 2.0,
-                     "mean": p["sliding_window_lexical_M2_all_templates"], "std": float("nan")})
+        rows.append(
+            {
+                "encoder": "lexical",
+                "policy": "recency",
+                "budget_multiplier": 2.0,
+                "mean": p["sliding_window_lexical_M2_all_templates"],
+                "std": float("nan"),
+            }
+        )
     else:
         raise ValueError(f"no paper table {table!r}")
     return pd.DataFrame(rows)
@@ -288,13 +385,19 @@ def with_paper(summary: pd.DataFrame, table: str) -> pd.DataFrame:
     ref = paper_frame(table)
     keys = [c for c in summary.columns if c in ref.columns and c not in ("mean", "std")]
     ref = ref.drop_duplicates(keys)[[*keys, "mean", "std"]].rename(
-        columns={"mean": "paper_mean", "std": "paper_std"})
-    out = summary.drop(columns=[c for c in ("ours", "paper", "paper_mean", "paper_std", "diff")
-                                if c in summary.columns]).merge(ref, on=keys, how="left")
+        columns={"mean": "paper_mean", "std": "paper_std"}
+    )
+    out = summary.drop(
+        columns=[
+            c for c in ("ours", "paper", "paper_mean", "paper_std", "diff") if c in summary.columns
+        ]
+    ).merge(ref, on=keys, how="left")
     out["diff"] = out["mean"] - out["paper_mean"]
     out["ours"] = [fmt(m, s) for m, s in zip(out["mean"], out["std"], strict=True)]
-    out["paper"] = ["" if pd.isna(m) else (f"{m:.2f}" if pd.isna(s) else fmt(m, s))
-                    for m, s in zip(out["paper_mean"], out["paper_std"], strict=True)]
+    out["paper"] = [
+        "" if pd.isna(m) else (f"{m:.2f}" if pd.isna(s) else fmt(m, s))
+        for m, s in zip(out["paper_mean"], out["paper_std"], strict=True)
+    ]
     return out
 
 
@@ -305,8 +408,11 @@ def differences(table: pd.DataFrame, keys, tolerance: float = 0.10, what: str = 
     head = f"**Ours vs the paper{(' - ' + what) if what else ''}:** "
     if rows.empty:
         return head + f"every cell is within {tolerance:.2f} of the published mean."
-    lines = [head + f"{len(rows)} of {int(table['paper_mean'].notna().sum())} cells differ by "
-             f"more than {tolerance:.2f}:", ""]
+    lines = [
+        head + f"{len(rows)} of {int(table['paper_mean'].notna().sum())} cells differ by "
+        f"more than {tolerance:.2f}:",
+        "",
+    ]
     for _, r in rows.iterrows():
         name = ", ".join(f"{k}={r[k]}" for k in keys)
         lines.append(f"- {name}: ours {r['ours']}, paper {r['paper']} ({r['diff']:+.2f})")
@@ -315,19 +421,24 @@ def differences(table: pd.DataFrame, keys, tolerance: float = 0.10, what: str = 
 
 def table4(df: pd.DataFrame) -> pd.DataFrame:
     """Table 4: DSGC retention by template x encoder x lambda, beside the paper's."""
-    return with_paper(summarize(df[df.policy == "dsgc"], ["template", "encoder", "lambda"]), "table4")
+    return with_paper(
+        summarize(df[df.policy == "dsgc"], ["template", "encoder", "lambda"]), "table4"
+    )
 
 
 def table5(df: pd.DataFrame) -> pd.DataFrame:
     """Table 5: retention by template x budget multiplier x policy (recency included if run)."""
-    return with_paper(summarize(df, ["template", "encoder", "budget_multiplier", "policy"]),
-                      "table5")
+    return with_paper(
+        summarize(df, ["template", "encoder", "budget_multiplier", "policy"]), "table5"
+    )
 
 
 def table6(df: pd.DataFrame) -> pd.DataFrame:
     """Table 6: DSGC retention at each context size, beside the paper's."""
-    return with_paper(summarize(df[df.policy == "dsgc"],
-                                ["template", "encoder", "total_blocks", "policy"]), "table6")
+    return with_paper(
+        summarize(df[df.policy == "dsgc"], ["template", "encoder", "total_blocks", "policy"]),
+        "table6",
+    )
 
 
 def window_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -344,7 +455,10 @@ def write_table(table: pd.DataFrame, path) -> Path:
 
 CRITERIA = (
     # (name, description) - the calibration targets of the engine issue (M=2, lambda=1, tau=0.25)
-    ("controls_all_policies", "every control template: full-chain retention >= 0.90 under all three policies"),
+    (
+        "controls_all_policies",
+        "every control template: full-chain retention >= 0.90 under all three policies",
+    ),
     ("targets_similarity", "every target template: similarity-only <= 0.35"),
     ("targets_dsgc", "every target template: DSGC >= 0.80"),
     ("profile_harder_lexical", "lexical DSGC: profile retention < role retention"),
@@ -361,13 +475,18 @@ def regime_checks(seeds: tuple[int, int], encoders=("lexical", "sentence")) -> p
     by = df.groupby(["encoder", "template", "policy"])["full_chain_retained"].mean()
     rows = []
     for enc in encoders:
-        ctrl = min(by[(enc, t, p)] for t in ("expense", "threshold")
-                   for p in ("similarity", "no-graph", "dsgc"))
+        ctrl = min(
+            by[(enc, t, p)]
+            for t in ("expense", "threshold")
+            for p in ("similarity", "no-graph", "dsgc")
+        )
         sim = max(by[(enc, t, "similarity")] for t in ("role", "profile"))
         dsgc = min(by[(enc, t, "dsgc")] for t in ("role", "profile"))
-        rows += [("controls_all_policies", enc, ctrl, ctrl >= 0.90),
-                 ("targets_similarity", enc, sim, sim <= 0.35),
-                 ("targets_dsgc", enc, dsgc, dsgc >= 0.80)]
+        rows += [
+            ("controls_all_policies", enc, ctrl, ctrl >= 0.90),
+            ("targets_similarity", enc, sim, sim <= 0.35),
+            ("targets_dsgc", enc, dsgc, dsgc >= 0.80),
+        ]
         if enc == "lexical":
             role, prof = by[(enc, "role", "dsgc")], by[(enc, "profile", "dsgc")]
             rows.append(("profile_harder_lexical", enc, prof - role, prof < role))
@@ -380,10 +499,18 @@ def regime_checks(seeds: tuple[int, int], encoders=("lexical", "sentence")) -> p
 
 def paper_table3() -> pd.DataFrame:
     """The paper's Table 3 (lexical profile failures under DSGC) in our table3() columns."""
-    return pd.DataFrame([{"seed": r["seed"], "ranks": "(" + ",".join(map(str, r["ranks_c1_c2_c3"])) + ")",
-                          "top_non_chain": r["top_non_chain"], "displaced": r["displaced"],
-                          "margin": r["margin"]}
-                         for r in paper()["table3_profile_failures_lexical_dsgc"]])
+    return pd.DataFrame(
+        [
+            {
+                "seed": r["seed"],
+                "ranks": "(" + ",".join(map(str, r["ranks_c1_c2_c3"])) + ")",
+                "top_non_chain": r["top_non_chain"],
+                "displaced": r["displaced"],
+                "margin": r["margin"],
+            }
+            for r in paper()["table3_profile_failures_lexical_dsgc"]
+        ]
+    )
 
 
 def table3_note(ours: pd.DataFrame, seeds: int) -> str:
@@ -391,17 +518,25 @@ def table3_note(ours: pd.DataFrame, seeds: int) -> str:
     how many seeds fail, whether the displaced block is always c1, whether margins stay < 0.05."""
     ref = paper_table3()
     n = len(ours)
-    lines = [f"**Ours vs the paper - Table 3:** {n} of {seeds} seeds fail here; the paper "
-             f"reports {len(ref)} of 15 (seeds {', '.join(map(str, ref.seed))})."]
+    lines = [
+        f"**Ours vs the paper - Table 3:** {n} of {seeds} seeds fail here; the paper "
+        f"reports {len(ref)} of 15 (seeds {', '.join(map(str, ref.seed))})."
+    ]
     if n:
         only_c1 = bool((ours["displaced"] == "c1").all())
         small = bool((ours["margin"].astype(float) < 0.05).all())
-        lines.append(f"- displaced block always c1 (the paper's one-hop boundary): "
-                     f"{'yes' if only_c1 else 'no: ' + ', '.join(sorted(set(ours['displaced'])))}")
-        lines.append(f"- every margin below 0.05 (the paper's 'marginal cutoff displacement'): "
-                     f"{'yes' if small else 'no, largest ' + format(float(ours['margin'].max()), '.3f')}")
+        lines.append(
+            f"- displaced block always c1 (the paper's one-hop boundary): "
+            f"{'yes' if only_c1 else 'no: ' + ', '.join(sorted(set(ours['displaced'])))}"
+        )
+        lines.append(
+            f"- every margin below 0.05 (the paper's 'marginal cutoff displacement'): "
+            f"{'yes' if small else 'no, largest ' + format(float(ours['margin'].max()), '.3f')}"
+        )
         same = sorted(set(ours.seed) & set(ref.seed))
-        lines.append(f"- failing seeds shared with the paper: {', '.join(map(str, same)) or 'none'} "
-                     "(seed numbers only match if the generator's texts match the paper's, "
-                     "which they do not)")
+        lines.append(
+            f"- failing seeds shared with the paper: {', '.join(map(str, same)) or 'none'} "
+            "(seed numbers only match if the generator's texts match the paper's, "
+            "which they do not)"
+        )
     return "\n".join(lines)

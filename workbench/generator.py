@@ -119,6 +119,7 @@ def fillers(draw: Draw, n: int) -> list[str]:
 
 # --- templates -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Draft:
     """What a template writes before assembly: query, chain texts (c1 first), honeypots, answer."""
@@ -130,12 +131,51 @@ class Draft:
     facts: dict
 
 
-USERS = ("Alice", "Bogdan", "Carmen", "Dmitri", "Elena", "Farid", "Greta", "Hiroshi", "Ilse",
-         "Jonas", "Kemal", "Lucia", "Marek", "Noor", "Oskar")
-SERVICES = ("ledger", "orchid", "quartz", "falcon", "juniper", "nimbus", "otter", "pylon", "saffron",
-            "tundra", "vesper", "zephyr")
-PROJECTS = ("Atlas", "Beacon", "Cinder", "Delta", "Everest", "Fjord", "Glacier", "Horizon",
-            "Indigo", "Kestrel", "Lumen", "Meridian")
+USERS = (
+    "Alice",
+    "Bogdan",
+    "Carmen",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Greta",
+    "Hiroshi",
+    "Ilse",
+    "Jonas",
+    "Kemal",
+    "Lucia",
+    "Marek",
+    "Noor",
+    "Oskar",
+)
+SERVICES = (
+    "ledger",
+    "orchid",
+    "quartz",
+    "falcon",
+    "juniper",
+    "nimbus",
+    "otter",
+    "pylon",
+    "saffron",
+    "tundra",
+    "vesper",
+    "zephyr",
+)
+PROJECTS = (
+    "Atlas",
+    "Beacon",
+    "Cinder",
+    "Delta",
+    "Everest",
+    "Fjord",
+    "Glacier",
+    "Horizon",
+    "Indigo",
+    "Kestrel",
+    "Lumen",
+    "Meridian",
+)
 MACHINES = ("compressor", "boiler", "pump", "turbine", "chiller", "kiln")
 
 
@@ -152,19 +192,30 @@ def role(draw: Draw, tier: str) -> Draft:
         f"Clearance {clearance} {verb} deleting the encrypted production backup.",
     )
     pools = {
-        "easy": (f"The encrypted archive drive on floor two was relabelled last week.",
-                 "Backup tapes are stored in the basement vault.",
-                 "A production freeze starts before the holidays."),
-        "medium": ("Deleting an encrypted production backup needs a second reviewer.",
-                   "Only operators may delete a production backup at night.",
-                   "The encrypted production backup is kept for one year.",
-                   "Requests to delete an encrypted backup cite a ticket."),
-        "hard": (f"{other} may delete the encrypted production backup with clearance {clearance}.",
-                 f"{user} asked whether the encrypted production backup can be deleted.",
-                 f"Clearance {clearance} was reviewed for deleting the encrypted production backup."),
+        "easy": (
+            "The encrypted archive drive on floor two was relabelled last week.",
+            "Backup tapes are stored in the basement vault.",
+            "A production freeze starts before the holidays.",
+        ),
+        "medium": (
+            "Deleting an encrypted production backup needs a second reviewer.",
+            "Only operators may delete a production backup at night.",
+            "The encrypted production backup is kept for one year.",
+            "Requests to delete an encrypted backup cite a ticket.",
+        ),
+        "hard": (
+            f"{other} may delete the encrypted production backup with clearance {clearance}.",
+            f"{user} asked whether the encrypted production backup can be deleted.",
+            f"Clearance {clearance} was reviewed for deleting the encrypted production backup.",
+        ),
     }
-    return Draft(query, chain, tuple(draw.sample(pools[tier], 2)), "yes" if allowed else "no",
-                 {"subject": user, "links": [user, bundle, clearance], "verdict": verb})
+    return Draft(
+        query,
+        chain,
+        tuple(draw.sample(pools[tier], 2)),
+        "yes" if allowed else "no",
+        {"subject": user, "links": [user, bundle, clearance], "verdict": verb},
+    )
 
 
 def profile(draw: Draw, tier: str) -> Draft:
@@ -184,19 +235,30 @@ def profile(draw: Draw, tier: str) -> Draft:
         f"Relay profile {relay} {verb} send telemetry directly to the vendor.",
     )
     pools = {
-        "easy": ("Telemetry dashboards refresh every hour.",
-                 "The vendor portal moved to a new address.",
-                 "Metrics retention was raised to ninety days."),
-        "medium": ("A service may send telemetry directly after a privacy review.",
-                   "Staging services may not send telemetry directly.",
-                   "Telemetry a service sends directly is sampled heavily.",
-                   "May a new service send telemetry directly? Ask security."),
-        "hard": (f"The {other} service may send telemetry directly to the vendor.",
-                 f"The {svc} service asked to send telemetry directly last week.",
-                 f"Relay profile {relay} was audited for sending telemetry directly."),
+        "easy": (
+            "Telemetry dashboards refresh every hour.",
+            "The vendor portal moved to a new address.",
+            "Metrics retention was raised to ninety days.",
+        ),
+        "medium": (
+            "A service may send telemetry directly after a privacy review.",
+            "Staging services may not send telemetry directly.",
+            "Telemetry a service sends directly is sampled heavily.",
+            "May a new service send telemetry directly? Ask security.",
+        ),
+        "hard": (
+            f"The {other} service may send telemetry directly to the vendor.",
+            f"The {svc} service asked to send telemetry directly last week.",
+            f"Relay profile {relay} was audited for sending telemetry directly.",
+        ),
     }
-    return Draft(query, chain, tuple(draw.sample(pools[tier], 2)), "yes" if allowed else "no",
-                 {"subject": svc, "links": [svc, ticket, relay], "verdict": verb})
+    return Draft(
+        query,
+        chain,
+        tuple(draw.sample(pools[tier], 2)),
+        "yes" if allowed else "no",
+        {"subject": svc, "links": [svc, ticket, relay], "verdict": verb},
+    )
 
 
 def expense(draw: Draw, tier: str) -> Draft:
@@ -212,25 +274,36 @@ def expense(draw: Draw, tier: str) -> Draft:
         f"Project {proj} has {budget} dollars of budget remaining this quarter.",
     )
     pools = {
-        "easy": ("Receipts are scanned into the finance portal.",
-                 "Quarterly planning begins in the second week.",
-                 "The finance office closes early on Fridays.",
-                 "Travel bookings go through the agency desk.",
-                 "Invoices are paid within thirty days."),
-        "medium": (f"Project {other} has {budget + 1500} dollars of budget remaining.",
-                   "An expense above the approval threshold needs a director.",
-                   f"Project {other} can approve expenses up to {threshold + 1000} dollars.",
-                   "Expense approvals are logged in the finance portal.",
-                   "Each project can approve small expenses without escalation.",
-                   "Budget remaining is reported in dollars at quarter end."),
-        "hard": (f"Project {proj} asked whether it can approve an expense of {amount} dollars.",
-                 f"Project {proj} approved an expense of {amount + 250} dollars last year.",
-                 f"Project {other} can approve any expense of {amount} dollars.",
-                 f"Project {proj} had {budget + 2000} dollars of budget last quarter.",
-                 f"Project {proj} may approve expenses once the audit closes."),
+        "easy": (
+            "Receipts are scanned into the finance portal.",
+            "Quarterly planning begins in the second week.",
+            "The finance office closes early on Fridays.",
+            "Travel bookings go through the agency desk.",
+            "Invoices are paid within thirty days.",
+        ),
+        "medium": (
+            f"Project {other} has {budget + 1500} dollars of budget remaining.",
+            "An expense above the approval threshold needs a director.",
+            f"Project {other} can approve expenses up to {threshold + 1000} dollars.",
+            "Expense approvals are logged in the finance portal.",
+            "Each project can approve small expenses without escalation.",
+            "Budget remaining is reported in dollars at quarter end.",
+        ),
+        "hard": (
+            f"Project {proj} asked whether it can approve an expense of {amount} dollars.",
+            f"Project {proj} approved an expense of {amount + 250} dollars last year.",
+            f"Project {other} can approve any expense of {amount} dollars.",
+            f"Project {proj} had {budget + 2000} dollars of budget last quarter.",
+            f"Project {proj} may approve expenses once the audit closes.",
+        ),
     }
-    return Draft(query, chain, tuple(draw.sample(pools[tier], 4)), "yes" if allowed else "no",
-                 {"subject": proj, "amount": amount, "budget": budget, "threshold": threshold})
+    return Draft(
+        query,
+        chain,
+        tuple(draw.sample(pools[tier], 4)),
+        "yes" if allowed else "no",
+        {"subject": proj, "amount": amount, "budget": budget, "threshold": threshold},
+    )
 
 
 def threshold(draw: Draw, tier: str) -> Draft:
@@ -246,25 +319,36 @@ def threshold(draw: Draw, tier: str) -> Draft:
         f"The latest pressure reading on {unit} is {reading} kilopascals.",
     )
     pools = {
-        "easy": ("Gauges are recalibrated every spring.",
-                 "The plant floor map was redrawn in May.",
-                 "Maintenance crews rotate shifts at six.",
-                 "Spare valves are kept in cage four.",
-                 "Safety drills happen twice a year."),
-        "medium": (f"The pressure limit for {other} is {limit + 20} kilopascals.",
-                   f"The latest pressure reading on {other} is {reading - 10} kilopascals.",
-                   "A reading above the pressure limit triggers an alarm.",
-                   "Pressure limits are reviewed by the plant engineer each quarter.",
-                   f"Every {machine} logs its pressure reading hourly.",
-                   "Limits are stated in kilopascals on the control screen."),
-        "hard": (f"The pressure on {unit} was above its limit last month.",
-                 f"The previous pressure limit for {unit} was {limit + 30} kilopascals.",
-                 f"An older pressure reading on {unit} was {reading + 40} kilopascals.",
-                 f"Is the pressure on {other} above its limit?",
-                 f"Engineers asked whether {unit} runs above its limit."),
+        "easy": (
+            "Gauges are recalibrated every spring.",
+            "The plant floor map was redrawn in May.",
+            "Maintenance crews rotate shifts at six.",
+            "Spare valves are kept in cage four.",
+            "Safety drills happen twice a year.",
+        ),
+        "medium": (
+            f"The pressure limit for {other} is {limit + 20} kilopascals.",
+            f"The latest pressure reading on {other} is {reading - 10} kilopascals.",
+            "A reading above the pressure limit triggers an alarm.",
+            "Pressure limits are reviewed by the plant engineer each quarter.",
+            f"Every {machine} logs its pressure reading hourly.",
+            "Limits are stated in kilopascals on the control screen.",
+        ),
+        "hard": (
+            f"The pressure on {unit} was above its limit last month.",
+            f"The previous pressure limit for {unit} was {limit + 30} kilopascals.",
+            f"An older pressure reading on {unit} was {reading + 40} kilopascals.",
+            f"Is the pressure on {other} above its limit?",
+            f"Engineers asked whether {unit} runs above its limit.",
+        ),
     }
-    return Draft(query, chain, tuple(draw.sample(pools[tier], 4)), "yes" if over else "no",
-                 {"subject": unit, "reading": reading, "limit": limit})
+    return Draft(
+        query,
+        chain,
+        tuple(draw.sample(pools[tier], 4)),
+        "yes" if over else "no",
+        {"subject": unit, "reading": reading, "limit": limit},
+    )
 
 
 @dataclass(frozen=True)
@@ -295,24 +379,38 @@ def generate(template: str, seed: int, total_blocks: int = 20, tier: str = "medi
     t = TEMPLATES[template]
     minimum = t.depth + t.honeypots
     if total_blocks < minimum:
-        raise ValueError(f"{template} needs at least {minimum} blocks (chain + honeypots), "
-                         f"got {total_blocks}")
+        raise ValueError(
+            f"{template} needs at least {minimum} blocks (chain + honeypots), got {total_blocks}"
+        )
     draw = Draw("workbench-v1", template, seed)
     draft = t.write(draw, tier)
     blocks = [Block(f"c{i + 1}", text, "chain") for i, text in enumerate(draft.chain)]
     blocks += [Block(f"h{i + 1}", text, "honeypot") for i, text in enumerate(draft.honeypots)]
-    blocks += [Block(f"f{i + 1}", text, "filler")
-               for i, text in enumerate(fillers(draw, total_blocks - len(blocks)))]
+    blocks += [
+        Block(f"f{i + 1}", text, "filler")
+        for i, text in enumerate(fillers(draw, total_blocks - len(blocks)))
+    ]
     blocks = draw.shuffle(blocks)
     chain = tuple(f"c{i + 1}" for i in range(t.depth))
     edges = tuple((chain[i + 1], chain[i]) for i in range(t.depth - 1))
     meta = {"tier": tier, "total_blocks": total_blocks, "facts": draft.facts}
-    return Scenario(f"{template}/seed={seed}/blocks={total_blocks}", draft.query, tuple(blocks),
-                    edges, chain, template, t.regime, seed, draft.answer, meta)
+    return Scenario(
+        f"{template}/seed={seed}/blocks={total_blocks}",
+        draft.query,
+        tuple(blocks),
+        edges,
+        chain,
+        template,
+        t.regime,
+        seed,
+        draft.answer,
+        meta,
+    )
 
 
-def generate_many(templates: Sequence[str], seeds: Sequence[int], total_blocks: int = 20,
-                  tier: str = "medium") -> list[Scenario]:
+def generate_many(
+    templates: Sequence[str], seeds: Sequence[int], total_blocks: int = 20, tier: str = "medium"
+) -> list[Scenario]:
     """Every template x seed, templates outer."""
     return [generate(t, s, total_blocks, tier) for t in templates for s in seeds]
 
@@ -356,6 +454,15 @@ def worked_example() -> Scenario:
         Block("f1", "Alice booked the large room for the design review.", "filler"),
         Block("f2", "May the team delete old chat logs after the audit?", "filler"),
     )
-    return Scenario("worked-example", "May Alice delete the encrypted backup?", blocks,
-                    (("c3", "c2"), ("c2", "c1")), ("c1", "c2", "c3"), "worked", "target", None,
-                    "yes", {"facts": {"links": ["Alice", "M", "N"], "verdict": "permits"}})
+    return Scenario(
+        "worked-example",
+        "May Alice delete the encrypted backup?",
+        blocks,
+        (("c3", "c2"), ("c2", "c1")),
+        ("c1", "c2", "c3"),
+        "worked",
+        "target",
+        None,
+        "yes",
+        {"facts": {"links": ["Alice", "M", "N"], "verdict": "permits"}},
+    )

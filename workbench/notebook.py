@@ -71,12 +71,18 @@ def show_figure(chart, name: str, folder: str | os.PathLike = "../figures"):
 
 def show_table(df, digits: int = 3):
     """Display a DataFrame as fixed-width text with fixed float formatting (nbval-stable)."""
+    import pandas as pd
     from IPython.display import display
 
-    import pandas as pd
-
-    with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
-                           "display.width", 200, "display.float_format",
-                           lambda v: f"{v:.{digits}f}"):
+    with pd.option_context(
+        "display.max_rows",
+        500,
+        "display.max_columns",
+        50,
+        "display.width",
+        200,
+        "display.float_format",
+        lambda v: f"{v:.{digits}f}",
+    ):
         text = df.to_string()
     display({"text/plain": text}, raw=True)

@@ -42,11 +42,14 @@ class Retention:
         return out
 
     def __repr__(self) -> str:
-        return (f"Retention({self.policy}, kept {int(self.kept.sum())}/{len(self.kept)} blocks, "
-                f"{self.used}/{self.budget} tokens)")
+        return (
+            f"Retention({self.policy}, kept {int(self.kept.sum())}/{len(self.kept)} blocks, "
+            f"{self.used}/{self.budget} tokens)"
+        )
 
 
 # --- the pieces ------------------------------------------------------------------------------
+
 
 def softmax_relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
     """r = softmax(sims / tau) over all N blocks."""
@@ -96,7 +99,7 @@ def select(order: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
         stop = int(np.argmin(fits)) if not fits.all() else len(cand)
         kept[cand[:stop]] = True
         room -= int(costs[cand[:stop]].sum())
-        cand = cand[stop + 1:]  # the first block that did not fit is skipped
+        cand = cand[stop + 1 :]  # the first block that did not fit is skipped
     return kept
 
 
@@ -107,13 +110,23 @@ def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 # --- the policies ----------------------------------------------------------------------------
 
+
 def similarity_only(emb, q, edges, costs, budget) -> Retention:
     """Rank by raw cosine to the query."""
     sims = cosine(emb, q)
     order = rank(sims)
     zeros = np.zeros(len(sims))
-    return Retention("similarity", sims, zeros, zeros, sims, order, select(order, costs, budget),
-                     int(budget), costs)
+    return Retention(
+        "similarity",
+        sims,
+        zeros,
+        zeros,
+        sims,
+        order,
+        select(order, costs, budget),
+        int(budget),
+        costs,
+    )
 
 
 @dataclass(frozen=True)
@@ -141,10 +154,25 @@ class DSGC:
         # ties in I (e.g. exp underflow) fall back to raw similarity, then store order, so that
         # lam = 0 reproduces the similarity-only ranking exactly
         order = rank(scores, tiebreak=sims)
-        params = {"lambda": self.lam, "tau": self.tau, "hops": self.hops, "delta": self.delta,
-                  "density": self.density}
-        return Retention(self.name, sims, r, pi, scores, order, select(order, costs, budget),
-                         int(budget), costs, params)
+        params = {
+            "lambda": self.lam,
+            "tau": self.tau,
+            "hops": self.hops,
+            "delta": self.delta,
+            "density": self.density,
+        }
+        return Retention(
+            self.name,
+            sims,
+            r,
+            pi,
+            scores,
+            order,
+            select(order, costs, budget),
+            int(budget),
+            costs,
+            params,
+        )
 
 
 def recency(emb, q, edges, costs, budget) -> Retention:
@@ -154,15 +182,30 @@ def recency(emb, q, edges, costs, budget) -> Retention:
     scores = np.arange(n, dtype=np.float64) / max(n - 1, 1)
     order = np.arange(n)[::-1].copy()
     zeros = np.zeros(n)
-    return Retention("recency", sims, zeros, zeros, scores, order, select(order, costs, budget),
-                     int(budget), costs)
+    return Retention(
+        "recency",
+        sims,
+        zeros,
+        zeros,
+        scores,
+        order,
+        select(order, costs, budget),
+        int(budget),
+        costs,
+    )
 
 
 POLICIES = ("similarity", "no-graph", "dsgc", "recency")
 
 
-def make_policy(name: str, lam: float = LAMBDA, tau: float = TAU, hops: int = 1,
-                delta: float = 0.5, density: float = 0.0):
+def make_policy(
+    name: str,
+    lam: float = LAMBDA,
+    tau: float = TAU,
+    hops: int = 1,
+    delta: float = 0.5,
+    density: float = 0.0,
+):
     """A policy by its command-line name."""
     if name == "similarity":
         return similarity_only

@@ -63,7 +63,9 @@ class Grid:
     @property
     def retained(self) -> np.ndarray:
         """(R, E, Q) whether each query's target survived retention."""
-        t = np.broadcast_to(self.episodes.target, (len(self.retention_rules),) + self.episodes.target.shape)
+        t = np.broadcast_to(
+            self.episodes.target, (len(self.retention_rules),) + self.episodes.target.shape
+        )
         return np.take_along_axis(self.kept, t, axis=2)
 
     @property
@@ -87,39 +89,81 @@ class Grid:
         return float(self.retained[self.retention_rules.index(retention)].mean())
 
     def __repr__(self) -> str:
-        return (f"Grid({len(self.retention_rules)} retention x {len(self.selection_rules)} "
-                f"selection, K={self.K}, k={self.k}, {self.episodes!r})")
+        return (
+            f"Grid({len(self.retention_rules)} retention x {len(self.selection_rules)} "
+            f"selection, K={self.K}, k={self.k}, {self.episodes!r})"
+        )
 
 
-def run_grid(episodes: Episodes, K: int = 5, k: int = 3, seed: int = 0,
-             retention_rules: Sequence = RETENTION_RULES,
-             selection_rules: Sequence = SELECTION_RULES, encoder=None) -> Grid:
+def run_grid(
+    episodes: Episodes,
+    K: int = 5,
+    k: int = 3,
+    seed: int = 0,
+    retention_rules: Sequence = RETENTION_RULES,
+    selection_rules: Sequence = SELECTION_RULES,
+    encoder=None,
+) -> Grid:
     """Cross the rules on the episodes; a rule is a name or a (name, fn) pair.
 
     A custom retention fn(episodes, K) returns the (E, N) kept mask; a custom selection
     fn(episodes) returns (E, Q, N) scores. The invariant recall <= retention is checked per query.
     """
-    kept = np.stack([np.asarray(r[1](episodes, K), dtype=bool) if isinstance(r, tuple)
-                     else retain(r, episodes, K, seed) for r in retention_rules])
-    scores = np.stack([selection_scores(s[1] if isinstance(s, tuple) else s, episodes, seed, encoder)
-                       for s in selection_rules])
+    kept = np.stack(
+        [
+            np.asarray(r[1](episodes, K), dtype=bool)
+            if isinstance(r, tuple)
+            else retain(r, episodes, K, seed)
+            for r in retention_rules
+        ]
+    )
+    scores = np.stack(
+        [
+            selection_scores(s[1] if isinstance(s, tuple) else s, episodes, seed, encoder)
+            for s in selection_rules
+        ]
+    )
     pairs = [select(scores[s], kept[r], k) for r in range(len(kept)) for s in range(len(scores))]
     shape = (len(kept), len(scores)) + scores.shape[1:]
     exposed = np.stack([p[0] for p in pairs]).reshape(shape)
     rank = np.stack([p[1] for p in pairs]).reshape(shape)
-    grid = Grid(episodes, tuple(map(_name, retention_rules)), tuple(map(_name, selection_rules)),
-                kept, scores, exposed, rank, K, k, seed)
+    grid = Grid(
+        episodes,
+        tuple(map(_name, retention_rules)),
+        tuple(map(_name, selection_rules)),
+        kept,
+        scores,
+        exposed,
+        rank,
+        K,
+        k,
+        seed,
+    )
     if np.any(grid.hits & ~grid.retained[:, None]):
         raise AssertionError("a selection rule exposed an item its retention rule had dropped")
     return grid
 
 
-def run_forms(episodes: int = 300, K: int = 5, k: int = 3, density: float = 0.3, seed: int = 0,
-              encoder=None, marker: bool = False) -> dict[str, Grid]:
+def run_forms(
+    episodes: int = 300,
+    K: int = 5,
+    k: int = 3,
+    density: float = 0.3,
+    seed: int = 0,
+    encoder=None,
+    marker: bool = False,
+) -> dict[str, Grid]:
     """The grid on the same seeded streams under each query form (informative, uninformative)."""
-    return {form: run_grid(make_episodes(episodes, density=density, queries=form, marker=marker,
-                                         seed=seed), K, k, seed, encoder=encoder)
-            for form in QUERY_FORMS}
+    return {
+        form: run_grid(
+            make_episodes(episodes, density=density, queries=form, marker=marker, seed=seed),
+            K,
+            k,
+            seed,
+            encoder=encoder,
+        )
+        for form in QUERY_FORMS
+    }
 
 
 def invariant_holds(grid: Grid) -> bool:
@@ -130,8 +174,10 @@ def invariant_holds(grid: Grid) -> bool:
 def recall_matrix(grid: Grid) -> dict[str, dict[str, float]]:
     """Recall in percent (one decimal) by retention rule, then selection rule; for records."""
     hits = grid.hits.mean((-2, -1))
-    return {r: {s: round(100 * float(hits[i, j]), 1) for j, s in enumerate(grid.selection_rules)}
-            for i, r in enumerate(grid.retention_rules)}
+    return {
+        r: {s: round(100 * float(hits[i, j]), 1) for j, s in enumerate(grid.selection_rules)}
+        for i, r in enumerate(grid.retention_rules)
+    }
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
@@ -144,6 +190,7 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
 
 # --- bootstrap over episodes ----------------------------------------------------------------
 
+
 def bootstrap_weights(n_episodes: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
     """(B, E) how often each episode appears in each resample (resampling episodes, not queries)."""
     rng = episode_rng(seed, "bootstrap", n_episodes)
@@ -153,8 +200,9 @@ def bootstrap_weights(n_episodes: int, n_boot: int = N_BOOT, seed: int = 0) -> n
     return w
 
 
-def bootstrap_ci(per_episode: np.ndarray, n_boot: int = N_BOOT, seed: int = 0,
-                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bootstrap_ci(
+    per_episode: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and percentile interval of (..., E) per-episode values; one resample set for all rows (paired)."""
     x = np.asarray(per_episode, dtype=np.float64)
     flat = x.reshape(-1, x.shape[-1])
@@ -177,21 +225,44 @@ def cells_table(grid: Grid, n_boot: int = N_BOOT, seed: int | None = None) -> pd
     rows = []
     for r, rname in enumerate(grid.retention_rules):
         for s, sname in enumerate(grid.selection_rules):
-            rows.append({"retention": rname, "selection": sname,
-                         **dict(zip(("recall", "recall_lo", "recall_hi"),
-                                    _pp(x[r, s] for x in rec), strict=True)),
-                         **dict(zip(("retention_rate", "retention_lo", "retention_hi"),
-                                    _pp(x[r] for x in ret), strict=True))})
+            rows.append(
+                {
+                    "retention": rname,
+                    "selection": sname,
+                    **dict(
+                        zip(
+                            ("recall", "recall_lo", "recall_hi"),
+                            _pp(x[r, s] for x in rec),
+                            strict=True,
+                        )
+                    ),
+                    **dict(
+                        zip(
+                            ("retention_rate", "retention_lo", "retention_hi"),
+                            _pp(x[r] for x in ret),
+                            strict=True,
+                        )
+                    ),
+                }
+            )
     out = pd.DataFrame(rows)
     out["K"], out["k"] = grid.K, grid.k
-    out["episodes"], out["n_queries"] = grid.episodes.n_episodes, grid.hits.shape[2] * grid.hits.shape[3]
+    out["episodes"], out["n_queries"] = (
+        grid.episodes.n_episodes,
+        grid.hits.shape[2] * grid.hits.shape[3],
+    )
     out["query_form"] = grid.episodes.params.get("queries", "")
     return out
 
 
-def paired_difference(grid: Grid, a: tuple[str, str], b: tuple[str, str],
-                      n_boot: int = N_BOOT, seed: int | None = None,
-                      other: Grid | None = None) -> tuple[float, float, float]:
+def paired_difference(
+    grid: Grid,
+    a: tuple[str, str],
+    b: tuple[str, str],
+    n_boot: int = N_BOOT,
+    seed: int | None = None,
+    other: Grid | None = None,
+) -> tuple[float, float, float]:
     """Recall of cell a minus cell b in pp, with a paired bootstrap interval (same episode resamples).
 
     Cell b comes from `other` when given (the same episodes under another condition).
@@ -206,9 +277,14 @@ def paired_difference(grid: Grid, a: tuple[str, str], b: tuple[str, str],
     return tuple(_pp([m, lo, hi]))
 
 
-def decomposition(grid: Grid, bounded: str = "recency", aware: str = "query",
-                  independent: str = "recency", unbounded: str = "unbounded",
-                  n_boot: int = N_BOOT) -> pd.DataFrame:
+def decomposition(
+    grid: Grid,
+    bounded: str = "recency",
+    aware: str = "query",
+    independent: str = "recency",
+    unbounded: str = "unbounded",
+    n_boot: int = N_BOOT,
+) -> pd.DataFrame:
     """The matched-access decomposition of the mixed-cell advantage, in pp with paired intervals.
 
     matched_access_gain = recall(bounded, aware) - recall(bounded, independent): query awareness
@@ -226,18 +302,36 @@ def decomposition(grid: Grid, bounded: str = "recency", aware: str = "query",
     out = []
     for name, a, b in rows:
         est, lo, hi = paired_difference(grid, a, b, n_boot)
-        out.append({"component": name, "pp": est, "lo": lo, "hi": hi,
-                    "minuend": "/".join(a), "subtrahend": "/".join(b)})
+        out.append(
+            {
+                "component": name,
+                "pp": est,
+                "lo": lo,
+                "hi": hi,
+                "minuend": "/".join(a),
+                "subtrahend": "/".join(b),
+            }
+        )
     return pd.DataFrame(out)
 
 
 # --- analyses --------------------------------------------------------------------------------
 
-def memory_pressure(episodes: Episodes, Ks: Sequence[int] = (2, 3, 5, 10, 20), k: int = 3,
-                    seed: int = 0, encoder=None, n_boot: int = N_BOOT, **rules) -> pd.DataFrame:
+
+def memory_pressure(
+    episodes: Episodes,
+    Ks: Sequence[int] = (2, 3, 5, 10, 20),
+    k: int = 3,
+    seed: int = 0,
+    encoder=None,
+    n_boot: int = N_BOOT,
+    **rules,
+) -> pd.DataFrame:
     """The full grid at each capacity K (the episodes, and so the scores, stay the same)."""
-    return pd.concat([cells_table(run_grid(episodes, K, k, seed, encoder=encoder, **rules), n_boot)
-                      for K in Ks], ignore_index=True)
+    return pd.concat(
+        [cells_table(run_grid(episodes, K, k, seed, encoder=encoder, **rules), n_boot) for K in Ks],
+        ignore_index=True,
+    )
 
 
 DELAY_BUCKETS = ((0, 2), (3, 5), (6, 9))
@@ -255,40 +349,80 @@ def delay_table(grid: Grid, buckets: Sequence[tuple[int, int]] = DELAY_BUCKETS) 
             ret = 100 * retained[r][m].mean() if n else np.nan
             for s, sname in enumerate(grid.selection_rules):
                 rec = 100 * hits[r, s][m].mean() if n else np.nan
-                rows.append({"delay": f"{lo}-{hi}", "retention": rname, "selection": sname,
-                             "recall": round(float(rec), 1), "retention_rate": round(float(ret), 1),
-                             "queries": n})
+                rows.append(
+                    {
+                        "delay": f"{lo}-{hi}",
+                        "retention": rname,
+                        "selection": sname,
+                        "recall": round(float(rec), 1),
+                        "retention_rate": round(float(ret), 1),
+                        "queries": n,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def density_sweep(densities: Sequence[float] = (0.1, 0.3, 0.5, 0.7), episodes: int = 300,
-                  K: int = 5, k: int = 3, seed: int = 0, queries: str = "informative",
-                  encoder=None, n_boot: int = N_BOOT, **rules) -> pd.DataFrame:
+def density_sweep(
+    densities: Sequence[float] = (0.1, 0.3, 0.5, 0.7),
+    episodes: int = 300,
+    K: int = 5,
+    k: int = 3,
+    seed: int = 0,
+    queries: str = "informative",
+    encoder=None,
+    n_boot: int = N_BOOT,
+    **rules,
+) -> pd.DataFrame:
     """The grid at each distractor density (fresh episodes per density, same seed)."""
     frames = []
     for d in densities:
         ep = make_episodes(episodes, density=d, queries=queries, seed=seed)
-        frames.append(cells_table(run_grid(ep, K, k, seed, encoder=encoder, **rules), n_boot)
-                      .assign(density=d))
+        frames.append(
+            cells_table(run_grid(ep, K, k, seed, encoder=encoder, **rules), n_boot).assign(
+                density=d
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
-def artifact_study(episodes: int = 300, K: int = 5, k: int = 3, seed: int = 0, density: float = 0.3,
-                   encoder=None, n_boot: int = N_BOOT,
-                   rows: Sequence[str] = ("recency", "unbounded")) -> pd.DataFrame:
+def artifact_study(
+    episodes: int = 300,
+    K: int = 5,
+    k: int = 3,
+    seed: int = 0,
+    density: float = 0.3,
+    encoder=None,
+    n_boot: int = N_BOOT,
+    rows: Sequence[str] = ("recency", "unbounded"),
+) -> pd.DataFrame:
     """Uninformative queries with and without the distractor marker: recall and the marker's paired boost."""
-    grids = {m: run_grid(make_episodes(episodes, density=density, queries="uninformative",
-                                       marker=m, seed=seed), K, k, seed, retention_rules=rows,
-                         encoder=encoder) for m in (False, True)}
+    grids = {
+        m: run_grid(
+            make_episodes(episodes, density=density, queries="uninformative", marker=m, seed=seed),
+            K,
+            k,
+            seed,
+            retention_rules=rows,
+            encoder=encoder,
+        )
+        for m in (False, True)
+    }
     plain, marked = grids[False], grids[True]
     out = []
     for r in rows:
         for s in plain.selection_rules:
             boost = paired_difference(marked, (r, s), (r, s), n_boot, other=plain)
-            out.append({"retention": r, "selection": s,
-                        "recall_plain": round(100 * plain.recall(r, s), 1),
-                        "recall_marked": round(100 * marked.recall(r, s), 1),
-                        "boost_pp": boost[0], "boost_lo": boost[1], "boost_hi": boost[2]})
+            out.append(
+                {
+                    "retention": r,
+                    "selection": s,
+                    "recall_plain": round(100 * plain.recall(r, s), 1),
+                    "recall_marked": round(100 * marked.recall(r, s), 1),
+                    "boost_pp": boost[0],
+                    "boost_lo": boost[1],
+                    "boost_hi": boost[2],
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -310,10 +444,12 @@ def type_filter_report(grid: Grid, retention: str, selection: str = "dense") -> 
     share = float((exposed & ep.distractor[:, None, :]).sum() / max(exposed.sum(), 1))
     facts = (grid.kept[r] & ~ep.distractor).sum(1)[:, None]  # (E, 1)
     pred = np.where(grid.retained[r], np.minimum(grid.k, facts) / np.maximum(facts, 1), 0.0)
-    return {"recall": round(100 * grid.recall(retention, selection), 1),
-            "exposed_distractor_share": round(100 * share, 1),
-            "distractor_base_rate": round(100 * float(ep.distractor.mean()), 1),
-            "predicted_by_type_filtering": round(100 * float(pred.mean()), 1)}
+    return {
+        "recall": round(100 * grid.recall(retention, selection), 1),
+        "exposed_distractor_share": round(100 * share, 1),
+        "distractor_base_rate": round(100 * float(ep.distractor.mean()), 1),
+        "predicted_by_type_filtering": round(100 * float(pred.mean()), 1),
+    }
 
 
 FAILURES = ("eviction", "displacement", "similarity_confusion")
@@ -330,8 +466,11 @@ def failure_classes(grid: Grid) -> np.ndarray:
     """
     ep = grid.episodes
     tgt = ep.target[None, None, :, :, None]
-    t_score = np.take_along_axis(np.broadcast_to(grid.scores, grid.exposed.shape),
-                                 np.broadcast_to(tgt, grid.exposed.shape[:4] + (1,)), axis=4)
+    t_score = np.take_along_axis(
+        np.broadcast_to(grid.scores, grid.exposed.shape),
+        np.broadcast_to(tgt, grid.exposed.shape[:4] + (1,)),
+        axis=4,
+    )
     outscored = (grid.exposed & (grid.scores[None] > t_score)).any(-1)  # (R, S, E, Q)
     aware = np.array([s in QUERY_AWARE for s in grid.selection_rules])[None, :, None, None]
     retained = grid.retained[:, None]
@@ -346,12 +485,19 @@ def failure_table(grid: Grid) -> pd.DataFrame:
     for r, rname in enumerate(grid.retention_rules):
         for s, sname in enumerate(grid.selection_rules):
             c = cls[r, s]
-            rows.append({"retention": rname, "selection": sname, "failures": int((c >= 0).sum()),
-                         **{f: int((c == i).sum()) for i, f in enumerate(FAILURES)}})
+            rows.append(
+                {
+                    "retention": rname,
+                    "selection": sname,
+                    "failures": int((c >= 0).sum()),
+                    **{f: int((c == i).sum()) for i, f in enumerate(FAILURES)},
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # --- readers: from exposed facts to an answer ------------------------------------------------
+
 
 class Reader(Protocol):
     """Anything that answers a query from the exposed facts (best-ranked first)."""
@@ -378,8 +524,11 @@ def normalize_answer(text: str) -> str:
     return " ".join(words)
 
 
-def answer_accuracy(grid: Grid, cells: Sequence[tuple[str, str]],
-                    reader: Callable[[str, Sequence[str]], str] = fact_reader) -> pd.DataFrame:
+def answer_accuracy(
+    grid: Grid,
+    cells: Sequence[tuple[str, str]],
+    reader: Callable[[str, Sequence[str]], str] = fact_reader,
+) -> pd.DataFrame:
     """Recall, exact-match answer accuracy and accuracy given recall per cell, plus a no-memory row."""
     ep = grid.episodes
     gold = np.vectorize(normalize_answer, otypes=[object])(ep.answers)
@@ -399,12 +548,17 @@ def answer_accuracy(grid: Grid, cells: Sequence[tuple[str, str]],
                 query = ep.queries[ep.query_id[e, q]]
                 correct[e, q] = normalize_answer(reader(query, facts)) == gold[e, q]
         cond = 100 * correct[hit].mean() if hit.any() else float("nan")
-        rows.append({"retention": r_name, "selection": s_name,
-                     "recall": round(100 * float(hit.mean()), 1),
-                     "accuracy": round(100 * float(correct.mean()), 1),
-                     "accuracy_given_recall": round(float(cond), 1),
-                     # repeated values let a wrong fact carry the right answer by coincidence
-                     "correct_without_recall": int((correct & ~hit).sum())})
+        rows.append(
+            {
+                "retention": r_name,
+                "selection": s_name,
+                "recall": round(100 * float(hit.mean()), 1),
+                "accuracy": round(100 * float(correct.mean()), 1),
+                "accuracy_given_recall": round(float(cond), 1),
+                # repeated values let a wrong fact carry the right answer by coincidence
+                "correct_without_recall": int((correct & ~hit).sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -416,13 +570,19 @@ def load_paper_figures(path: str | Path = PAPER_FIGURES) -> dict:
 def squad_numbers(grid: Grid, bounded: str = "recency", n_boot: int = N_BOOT) -> dict:
     """The paper's real-text contrasts as (pp, lo, hi): matched gain, access to DENSE, DENSE vs Jaccard."""
     return {
-        "matched_access_gain_pp": paired_difference(grid, (bounded, "query"), (bounded, "recency"), n_boot),
-        "unbounded_access_to_dense_pp": paired_difference(grid, ("unbounded", "dense"),
-                                                          (bounded, "dense"), n_boot),
-        "dense_minus_oracle_bounded_pp": paired_difference(grid, (bounded, "dense"),
-                                                           (bounded, "oracle"), n_boot),
-        "dense_minus_jaccard_unbounded_pp": paired_difference(grid, ("unbounded", "dense"),
-                                                              ("unbounded", "query"), n_boot),
-        "dense_minus_jaccard_bounded_pp": paired_difference(grid, (bounded, "dense"),
-                                                            (bounded, "query"), n_boot),
+        "matched_access_gain_pp": paired_difference(
+            grid, (bounded, "query"), (bounded, "recency"), n_boot
+        ),
+        "unbounded_access_to_dense_pp": paired_difference(
+            grid, ("unbounded", "dense"), (bounded, "dense"), n_boot
+        ),
+        "dense_minus_oracle_bounded_pp": paired_difference(
+            grid, (bounded, "dense"), (bounded, "oracle"), n_boot
+        ),
+        "dense_minus_jaccard_unbounded_pp": paired_difference(
+            grid, ("unbounded", "dense"), ("unbounded", "query"), n_boot
+        ),
+        "dense_minus_jaccard_bounded_pp": paired_difference(
+            grid, (bounded, "dense"), (bounded, "query"), n_boot
+        ),
     }

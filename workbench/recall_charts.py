@@ -14,93 +14,160 @@ PAPER_MARK = {"color": "black", "shape": "diamond", "size": 90, "filled": True}
 def grid_heatmap(cells: pd.DataFrame) -> alt.FacetChart:
     """Recall per cell with its 95% interval; row labels carry the retention rate; one panel per query form."""
     d = cells.copy()
-    d["row"] = [f"{r} (retained {v:.1f}%)" for r, v in zip(d["retention"], d["retention_rate"], strict=True)]
+    d["row"] = [
+        f"{r} (retained {v:.1f}%)" for r, v in zip(d["retention"], d["retention_rate"], strict=True)
+    ]
     d["label"] = [f"{v:.1f}" for v in d["recall"]]
-    d["interval"] = [f"[{a:.1f}, {b:.1f}]" for a, b in zip(d["recall_lo"], d["recall_hi"], strict=True)]
+    d["interval"] = [
+        f"[{a:.1f}, {b:.1f}]" for a, b in zip(d["recall_lo"], d["recall_hi"], strict=True)
+    ]
     rows = [r for rule in RETENTION_RULES for r in d["row"].unique() if r.startswith(rule + " ")]
     base = alt.Chart().encode(
         x=alt.X("selection:N", sort=list(SELECTION_RULES), title="selection rule (top-k)"),
-        y=alt.Y("row:N", sort=rows, title="retention rule (capacity K)"))
+        y=alt.Y("row:N", sort=rows, title="retention rule (capacity K)"),
+    )
     rect = base.mark_rect().encode(
-        color=alt.Color("recall:Q", scale=alt.Scale(domain=[0, 100], scheme="blues"),
-                        title="recall %"))
+        color=alt.Color(
+            "recall:Q", scale=alt.Scale(domain=[0, 100], scheme="blues"), title="recall %"
+        )
+    )
     ink = alt.condition("datum.recall > 60", alt.value("white"), alt.value("black"))
     top = base.mark_text(dy=-6, fontSize=12).encode(text="label:N", color=ink)
     bottom = base.mark_text(dy=8, fontSize=9).encode(text="interval:N", color=ink)
-    return (alt.layer(rect, top, bottom, data=d)
-            .properties(width=330, height=230)
-            .facet(column=alt.Column("query_form:N", sort=list(QUERY_FORMS), title="query form")))
+    return (
+        alt.layer(rect, top, bottom, data=d)
+        .properties(width=330, height=230)
+        .facet(column=alt.Column("query_form:N", sort=list(QUERY_FORMS), title="query form"))
+    )
 
 
 def decomposition_chart(ours: pd.DataFrame, paper: dict) -> alt.LayerChart:
     """The three decomposition components, ours beside the paper's, with intervals."""
-    rows = [{"component": r["component"], "source": "ours", "pp": r["pp"], "lo": r["lo"], "hi": r["hi"]}
-            for _, r in ours.iterrows()]
-    rows += [{"component": c, "source": "paper", "pp": v[0], "lo": v[1], "hi": v[2]}
-             for c, v in paper["rq1_pp"].items()]
+    rows = [
+        {"component": r["component"], "source": "ours", "pp": r["pp"], "lo": r["lo"], "hi": r["hi"]}
+        for _, r in ours.iterrows()
+    ]
+    rows += [
+        {"component": c, "source": "paper", "pp": v[0], "lo": v[1], "hi": v[2]}
+        for c, v in paper["rq1_pp"].items()
+    ]
     d = pd.DataFrame(rows)
     order = ["matched_access_gain", "access_contribution", "mixed_comparison"]
-    base = alt.Chart(d).encode(x=alt.X("component:N", sort=order, title=None,
-                                     axis=alt.Axis(labelAngle=0)),
-                               xOffset=alt.XOffset("source:N", sort=["paper", "ours"]))
+    base = alt.Chart(d).encode(
+        x=alt.X("component:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("source:N", sort=["paper", "ours"]),
+    )
     bars = base.mark_bar().encode(
         y=alt.Y("pp:Q", title="recall difference (pp)"),
-        color=alt.Color("source:N", sort=["paper", "ours"],
-                        scale=alt.Scale(range=["#999999", "#1f77b4"])))
+        color=alt.Color(
+            "source:N", sort=["paper", "ours"], scale=alt.Scale(range=["#999999", "#1f77b4"])
+        ),
+    )
     err = base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q")
-    return (bars + err).properties(width=420, height=260,
-                                   title="Matched-access decomposition (95% paired bootstrap)")
+    return (bars + err).properties(
+        width=420, height=260, title="Matched-access decomposition (95% paired bootstrap)"
+    )
 
 
 def _paper_points(points: list[dict], x: str, y: str) -> alt.Chart:
-    return alt.Chart(pd.DataFrame(points)).mark_point(**PAPER_MARK).encode(
-        x=x, y=y, tooltip=["note:N"])
+    return (
+        alt.Chart(pd.DataFrame(points))
+        .mark_point(**PAPER_MARK)
+        .encode(x=x, y=y, tooltip=["note:N"])
+    )
 
 
 def k_curve(pressure: pd.DataFrame, paper: dict, retention: str = "recency") -> alt.LayerChart:
     """Recall vs capacity K for one retention rule, one line per selection rule; paper endpoints as diamonds."""
     d = pressure.query("retention == @retention")
-    lines = alt.Chart(d).mark_line(point=True).encode(
-        x=alt.X("K:Q", scale=alt.Scale(type="log", base=2, domain=[2, 20]),
-                title="capacity K (log scale)"),
-        y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 100]), title="recall %"),
-        color=alt.Color("selection:N", sort=list(SELECTION_RULES)),
-        strokeDash=alt.StrokeDash("selection:N", sort=list(SELECTION_RULES), legend=None))
+    lines = (
+        alt.Chart(d)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "K:Q",
+                scale=alt.Scale(type="log", base=2, domain=[2, 20]),
+                title="capacity K (log scale)",
+            ),
+            y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 100]), title="recall %"),
+            color=alt.Color("selection:N", sort=list(SELECTION_RULES)),
+            strokeDash=alt.StrokeDash("selection:N", sort=list(SELECTION_RULES), legend=None),
+        )
+    )
     pk = paper["rq2"]["recency_recall_by_K"]
-    pts = _paper_points([{"K": pk["K"][0], "recall": pk["first"], "note": "paper"},
-                         {"K": pk["K"][-1], "recall": pk["last"], "note": "paper"}], "K:Q", "recall:Q")
-    return (lines + pts).properties(width=360, height=240,
-                                    title=f"{retention} retention under memory pressure (diamonds: paper)")
+    pts = _paper_points(
+        [
+            {"K": pk["K"][0], "recall": pk["first"], "note": "paper"},
+            {"K": pk["K"][-1], "recall": pk["last"], "note": "paper"},
+        ],
+        "K:Q",
+        "recall:Q",
+    )
+    return (lines + pts).properties(
+        width=360,
+        height=240,
+        title=f"{retention} retention under memory pressure (diamonds: paper)",
+    )
 
 
 def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> alt.FacetChart:
     """Retention rate by delay bucket for each retention rule; paper's delay 6-9 values as diamonds."""
     d = delays.query("selection == @selection").copy()
     p = paper["rq2"]
-    published = {("6-9", "recency"): p["recency_recall_delay_6_to_9"],
-                 ("6-9", "type_oracle"): p["type_oracle_retention"]}
+    published = {
+        ("6-9", "recency"): p["recency_recall_delay_6_to_9"],
+        ("6-9", "type_oracle"): p["type_oracle_retention"],
+    }
     d["paper"] = [published.get((a, b)) for a, b in zip(d["delay"], d["retention"], strict=True)]
     x = alt.X("retention:N", sort=list(RETENTION_RULES), title=None)
-    bars = alt.Chart().mark_bar().encode(
-        x=x, y=alt.Y("retention_rate:Q", scale=alt.Scale(domain=[0, 100]), title="target retained %"),
-        color=alt.Color("retention:N", sort=list(RETENTION_RULES), legend=None))
+    bars = (
+        alt.Chart()
+        .mark_bar()
+        .encode(
+            x=x,
+            y=alt.Y(
+                "retention_rate:Q", scale=alt.Scale(domain=[0, 100]), title="target retained %"
+            ),
+            color=alt.Color("retention:N", sort=list(RETENTION_RULES), legend=None),
+        )
+    )
     pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
-    return (alt.layer(bars, pts, data=d).properties(width=170, height=220)
-            .facet(column=alt.Column("delay:N", title="delay (observations after the target); diamonds: paper")))
+    return (
+        alt.layer(bars, pts, data=d)
+        .properties(width=170, height=220)
+        .facet(
+            column=alt.Column(
+                "delay:N", title="delay (observations after the target); diamonds: paper"
+            )
+        )
+    )
 
 
 def density_chart(density: pd.DataFrame, paper: dict, selection: str = "query") -> alt.LayerChart:
     """Recall vs distractor density per retention rule; paper endpoints as diamonds."""
     d = density.query("selection == @selection")
-    lines = alt.Chart(d).mark_line(point=True).encode(
-        x=alt.X("density:Q", title="distractor density"),
-        y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 100]), title=f"recall % ({selection} selection)"),
-        color=alt.Color("retention:N", sort=list(RETENTION_RULES)))
+    lines = (
+        alt.Chart(d)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("density:Q", title="distractor density"),
+            y=alt.Y(
+                "recall:Q",
+                scale=alt.Scale(domain=[0, 100]),
+                title=f"recall % ({selection} selection)",
+            ),
+            color=alt.Color("retention:N", sort=list(RETENTION_RULES)),
+        )
+    )
     dp = paper["rq2"]["distractor_density_0.1_to_0.7"]
-    pts = [{"density": x, "recall": v, "note": f"paper {rule}"}
-           for rule in ("type_oracle", "recency") for x, v in zip((0.1, 0.7), dp[rule], strict=True)]
+    pts = [
+        {"density": x, "recall": v, "note": f"paper {rule}"}
+        for rule in ("type_oracle", "recency")
+        for x, v in zip((0.1, 0.7), dp[rule], strict=True)
+    ]
     return (lines + _paper_points(pts, "density:Q", "recall:Q")).properties(
-        width=360, height=240, title="Distractor density (diamonds: paper)")
+        width=360, height=240, title="Distractor density (diamonds: paper)"
+    )
 
 
 def artifact_chart(artifact: pd.DataFrame, paper: dict) -> alt.FacetChart:
@@ -108,12 +175,27 @@ def artifact_chart(artifact: pd.DataFrame, paper: dict) -> alt.FacetChart:
     d = artifact.copy()
     b = paper["rq3"]["marker_boost_pp"]
     published = {("unbounded", "query"): b["unbounded"], ("recency", "query"): b["bounded"]}
-    d["paper"] = [published.get((a, c)) for a, c in zip(d["retention"], d["selection"], strict=True)]
+    d["paper"] = [
+        published.get((a, c)) for a, c in zip(d["retention"], d["selection"], strict=True)
+    ]
     x = alt.X("selection:N", sort=list(SELECTION_RULES), title=None)
-    bars = alt.Chart().mark_bar().encode(
-        x=x, y=alt.Y("boost_pp:Q", title="marked - unmarked recall (pp)"),
-        color=alt.Color("selection:N", sort=list(SELECTION_RULES), legend=None))
+    bars = (
+        alt.Chart()
+        .mark_bar()
+        .encode(
+            x=x,
+            y=alt.Y("boost_pp:Q", title="marked - unmarked recall (pp)"),
+            color=alt.Color("selection:N", sort=list(SELECTION_RULES), legend=None),
+        )
+    )
     err = alt.Chart().mark_rule(color="black").encode(x=x, y="boost_lo:Q", y2="boost_hi:Q")
     pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
-    return (alt.layer(bars, err, pts, data=d).properties(width=220, height=220)
-            .facet(column=alt.Column("retention:N", title="retention (uninformative queries); diamonds: paper")))
+    return (
+        alt.layer(bars, err, pts, data=d)
+        .properties(width=220, height=220)
+        .facet(
+            column=alt.Column(
+                "retention:N", title="retention (uninformative queries); diamonds: paper"
+            )
+        )
+    )

@@ -15,10 +15,12 @@ from workbench.scenario import ScenarioError, atomic_write_text
 def _episodes(args, queries: str):
     """Synthetic episodes, or SQuAD-format streams when --squad is given."""
     if args.squad:
-        return R.squad_episodes(R.load_squad(args.squad), args.episodes, density=args.density,
-                                seed=args.seed)
-    return R.make_episodes(args.episodes, density=args.density, queries=queries,
-                           marker=args.marker, seed=args.seed)
+        return R.squad_episodes(
+            R.load_squad(args.squad), args.episodes, density=args.density, seed=args.seed
+        )
+    return R.make_episodes(
+        args.episodes, density=args.density, queries=queries, marker=args.marker, seed=args.seed
+    )
 
 
 def _encoder(args):
@@ -57,9 +59,14 @@ def cmd_grid(args) -> int:
         cells.append(R.cells_table(grid, args.boot).assign(query_form=form))
         decomp.append(R.decomposition(grid, n_boot=args.boot).assign(query_form=form))
         fails.append(R.failure_table(grid).assign(query_form=form))
-    _write(out, {"recall_grid": pd.concat(cells, ignore_index=True),
-                 "recall_decomposition": pd.concat(decomp, ignore_index=True),
-                 "recall_failures": pd.concat(fails, ignore_index=True)})
+    _write(
+        out,
+        {
+            "recall_grid": pd.concat(cells, ignore_index=True),
+            "recall_decomposition": pd.concat(decomp, ignore_index=True),
+            "recall_failures": pd.concat(fails, ignore_index=True),
+        },
+    )
     return 0
 
 
@@ -70,14 +77,18 @@ def cmd_sweep(args) -> int:
     form = _forms(args)[0]
     ep = _episodes(args, form)
     Ks = [int(x) for x in args.Ks.split(",")]
-    frames = {"recall_pressure": R.memory_pressure(ep, Ks, args.k, args.seed, enc, args.boot),
-              "recall_delay": R.delay_table(R.run_grid(ep, args.K, args.k, args.seed, encoder=enc))}
+    frames = {
+        "recall_pressure": R.memory_pressure(ep, Ks, args.k, args.seed, enc, args.boot),
+        "recall_delay": R.delay_table(R.run_grid(ep, args.K, args.k, args.seed, encoder=enc)),
+    }
     if not args.squad:
         dens = [float(x) for x in args.densities.split(",")]
-        frames["recall_density"] = R.density_sweep(dens, args.episodes, args.K, args.k, args.seed,
-                                                   form, enc, args.boot)
-        frames["recall_artifact"] = R.artifact_study(args.episodes, args.K, args.k, args.seed,
-                                                     args.density, enc, args.boot)
+        frames["recall_density"] = R.density_sweep(
+            dens, args.episodes, args.K, args.k, args.seed, form, enc, args.boot
+        )
+        frames["recall_artifact"] = R.artifact_study(
+            args.episodes, args.K, args.k, args.seed, args.density, enc, args.boot
+        )
     _write(out, frames)
     return 0
 
@@ -90,9 +101,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--density", type=float, default=0.3, help="distractor density (default 0.3)")
     p.add_argument("--marker", action="store_true", help="prefix distractors with a literal marker")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--squad", metavar="PATH", help="a SQuAD v1.1-format JSON file instead of synthetic streams")
-    p.add_argument("--dense-encoder", choices=["sentence", "lexical"], default="sentence",
-                   help="encoder behind the dense selector (default sentence)")
+    p.add_argument(
+        "--squad", metavar="PATH", help="a SQuAD v1.1-format JSON file instead of synthetic streams"
+    )
+    p.add_argument(
+        "--dense-encoder",
+        choices=["sentence", "lexical"],
+        default="sentence",
+        help="encoder behind the dense selector (default sentence)",
+    )
     p.add_argument("--boot", type=int, default=R.N_BOOT, help="bootstrap resamples of episodes")
     p.add_argument("--out", required=True, metavar="DIR")
 

@@ -22,20 +22,82 @@ from workbench.scenario import ScenarioError
 # Single-token slots and values keep every fact exactly four tokens long, so Jaccard ties
 # under the uninformative query are exact (the QUERY == RECENCY result depends on it).
 FACT_SLOTS = (
-    "color", "city", "password", "animal", "code", "fruit", "planet", "metal", "river",
-    "mountain", "instrument", "flower", "tool", "gem", "sport", "drink", "bird", "tree",
-    "vehicle", "fabric", "spice", "dance", "language", "currency", "island", "season",
-    "weekday", "shape", "author", "composer", "painter", "element", "country", "street",
-    "hotel", "airline", "bridge", "castle", "lake", "desert",
+    "color",
+    "city",
+    "password",
+    "animal",
+    "code",
+    "fruit",
+    "planet",
+    "metal",
+    "river",
+    "mountain",
+    "instrument",
+    "flower",
+    "tool",
+    "gem",
+    "sport",
+    "drink",
+    "bird",
+    "tree",
+    "vehicle",
+    "fabric",
+    "spice",
+    "dance",
+    "language",
+    "currency",
+    "island",
+    "season",
+    "weekday",
+    "shape",
+    "author",
+    "composer",
+    "painter",
+    "element",
+    "country",
+    "street",
+    "hotel",
+    "airline",
+    "bridge",
+    "castle",
+    "lake",
+    "desert",
 )
 DISTRACTOR_SLOTS = (
-    "weather", "noise", "mood", "traffic", "temperature", "lighting", "smell", "crowd",
-    "queue", "breeze", "humidity", "rumor", "gossip", "draft", "echo", "glare", "dust",
-    "clutter", "buzz", "chatter",
+    "weather",
+    "noise",
+    "mood",
+    "traffic",
+    "temperature",
+    "lighting",
+    "smell",
+    "crowd",
+    "queue",
+    "breeze",
+    "humidity",
+    "rumor",
+    "gossip",
+    "draft",
+    "echo",
+    "glare",
+    "dust",
+    "clutter",
+    "buzz",
+    "chatter",
 )
 VALUES = (
-    "amber", "cobalt", "maple", "orchid", "granite", "falcon", "harbor", "juniper",
-    "lantern", "meadow", "nimbus", "quartz",
+    "amber",
+    "cobalt",
+    "maple",
+    "orchid",
+    "granite",
+    "falcon",
+    "harbor",
+    "juniper",
+    "lantern",
+    "meadow",
+    "nimbus",
+    "quartz",
 )
 INFORMATIVE = "What is the {slot} ?"
 UNINFORMATIVE = "What is the value?"  # one token differs; "value" appears in no fact
@@ -90,8 +152,10 @@ class Episodes:
 
     def __repr__(self) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return (f"Episodes({self.source}, {self.n_episodes} x {self.n_items} items, "
-                f"{self.n_queries} queries each, {len(self.texts)} unique texts; {extra})")
+        return (
+            f"Episodes({self.source}, {self.n_episodes} x {self.n_items} items, "
+            f"{self.n_queries} queries each, {len(self.texts)} unique texts; {extra})"
+        )
 
 
 class _Table:
@@ -117,9 +181,15 @@ def n_distractors(density: float, n_items: int) -> int:
     return n
 
 
-def make_episodes(episodes: int = 300, n_items: int = 10, n_queries: int = 2,
-                  density: float = 0.3, queries: str = "informative", marker: bool = False,
-                  seed: int = 0) -> Episodes:
+def make_episodes(
+    episodes: int = 300,
+    n_items: int = 10,
+    n_queries: int = 2,
+    density: float = 0.3,
+    queries: str = "informative",
+    marker: bool = False,
+    seed: int = 0,
+) -> Episodes:
     """Synthetic streams of "The <slot> is <value>." with disjoint distractor slots.
 
     Episode e is drawn from its own generator, so the first 40 of 300 episodes equal a 40-episode
@@ -158,12 +228,23 @@ def make_episodes(episodes: int = 300, n_items: int = 10, n_queries: int = 2,
             text_id[e, n] = texts(text)
         target[e] = f_pos[which]
         for q, pos in enumerate(target[e]):
-            form = INFORMATIVE.format(slot=slot_at[pos]) if queries == "informative" else UNINFORMATIVE
+            form = (
+                INFORMATIVE.format(slot=slot_at[pos]) if queries == "informative" else UNINFORMATIVE
+            )
             query_id[e, q] = qtab(form)
             answers[e, q] = VALUES[values[pos]]
     params = {"density": density, "queries": queries, "marker": marker, "seed": seed}
-    return Episodes(texts.values(), qtab.values(), text_id, distractor, query_id, target,
-                    answers, "synthetic", params)
+    return Episodes(
+        texts.values(),
+        qtab.values(),
+        text_id,
+        distractor,
+        query_id,
+        target,
+        answers,
+        "synthetic",
+        params,
+    )
 
 
 # --- SQuAD v1.1 format ----------------------------------------------------------------------
@@ -180,8 +261,10 @@ class SquadPool:
     unrelated: tuple[tuple[str, str], ...]  # (sentence, article)
 
     def __repr__(self) -> str:
-        return (f"SquadPool({Path(self.path).name}: {len(self.targets)} answer sentences, "
-                f"{len(self.unrelated)} unrelated sentences)")
+        return (
+            f"SquadPool({Path(self.path).name}: {len(self.targets)} answer sentences, "
+            f"{len(self.unrelated)} unrelated sentences)"
+        )
 
 
 def sentence_spans(context: str) -> list[tuple[int, int]]:
@@ -209,8 +292,9 @@ def load_squad(path: str | Path) -> SquadPool:
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise ScenarioError(f"invalid JSON ({e.msg} at column {e.colno})", path=path,
-                            line=e.lineno) from None
+        raise ScenarioError(
+            f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=e.lineno
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise err("must be a list of articles (SQuAD v1.1 format)", "data")
     targets, unrelated, seen = [], [], set()
@@ -245,10 +329,15 @@ def load_squad(path: str | Path) -> SquadPool:
                     if not isinstance(text, str) or not text:
                         raise err("must be a non-empty string", f"{qw}.answers[{i}].text")
                     if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-                        raise err("must be a non-negative integer", f"{qw}.answers[{i}].answer_start")
-                    if ctx[start:start + len(text)] != text:
-                        raise err(f"context has {ctx[start:start + len(text)]!r} there, "
-                                  f"not the answer {text!r}", f"{qw}.answers[{i}].answer_start")
+                        raise err(
+                            "must be a non-negative integer", f"{qw}.answers[{i}].answer_start"
+                        )
+                    if ctx[start : start + len(text)] != text:
+                        raise err(
+                            f"context has {ctx[start : start + len(text)]!r} there, "
+                            f"not the answer {text!r}",
+                            f"{qw}.answers[{i}].answer_start",
+                        )
                     if i == 0:
                         first = (start, text)
                 start, text = first
@@ -256,26 +345,35 @@ def load_squad(path: str | Path) -> SquadPool:
                 if not hit:
                     raise err("answer lies in no sentence", f"{qw}.answers[0].answer_start")
                 answered[hit] = True
-                sentence = ctx[spans[hit[0]][0]:spans[hit[-1]][1]].strip()
+                sentence = ctx[spans[hit[0]][0] : spans[hit[-1]][1]].strip()
                 if sentence not in seen:  # one question per target sentence
                     seen.add(sentence)
                     targets.append((sentence, question.strip(), text, str(title)))
             for j in np.flatnonzero(~answered):
-                unrelated.append((ctx[spans[j][0]:spans[j][1]].strip(), str(title)))
+                unrelated.append((ctx[spans[j][0] : spans[j][1]].strip(), str(title)))
     if not targets:
         raise err("holds no answerable questions", "data")
     return SquadPool(path, tuple(targets), tuple(unrelated))
 
 
-def squad_episodes(pool: SquadPool, episodes: int = 150, n_items: int = 10, n_queries: int = 2,
-                   density: float = 0.3, seed: int = 0) -> Episodes:
+def squad_episodes(
+    pool: SquadPool,
+    episodes: int = 150,
+    n_items: int = 10,
+    n_queries: int = 2,
+    density: float = 0.3,
+    seed: int = 0,
+) -> Episodes:
     """Streams of answer sentences (targets) and unrelated sentences (distractors); queries are the questions."""
     n_d = n_distractors(density, n_items)
     n_f = n_items - n_d
     if len(pool.targets) < n_f or len(pool.unrelated) < n_d:
-        raise ScenarioError(f"needs {n_f} answer sentences and {n_d} unrelated sentences per "
-                            f"stream, the file has {len(pool.targets)} and {len(pool.unrelated)}",
-                            path=pool.path, field="data")
+        raise ScenarioError(
+            f"needs {n_f} answer sentences and {n_d} unrelated sentences per "
+            f"stream, the file has {len(pool.targets)} and {len(pool.unrelated)}",
+            path=pool.path,
+            field="data",
+        )
     texts, qtab = _Table(), _Table()
     text_id = np.empty((episodes, n_items), dtype=np.int64)
     distractor = np.zeros((episodes, n_items), dtype=bool)
@@ -300,8 +398,17 @@ def squad_episodes(pool: SquadPool, episodes: int = 150, n_items: int = 10, n_qu
             query_id[e, q] = qtab(question)
             answers[e, q] = answer
     params = {"density": density, "queries": "questions", "seed": seed}
-    return Episodes(texts.values(), qtab.values(), text_id, distractor, query_id, target,
-                    answers, f"squad:{Path(pool.path).name}", params)
+    return Episodes(
+        texts.values(),
+        qtab.values(),
+        text_id,
+        distractor,
+        query_id,
+        target,
+        answers,
+        f"squad:{Path(pool.path).name}",
+        params,
+    )
 
 
 def token_sets(texts: Sequence[str]) -> list[frozenset[str]]:

@@ -24,8 +24,9 @@ def notebooks(names=None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
     picked = [p for p in found if any(n == p.stem or n in p.name for n in names)]
     missing = [n for n in names if not any(n == p.stem or n in p.name for p in found)]
     if missing:
-        raise ValueError(f"no notebook matches {missing}; available: "
-                         f"{', '.join(p.stem for p in found)}")
+        raise ValueError(
+            f"no notebook matches {missing}; available: {', '.join(p.stem for p in found)}"
+        )
     return picked
 
 
@@ -45,22 +46,34 @@ def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool 
     import papermill as pm
 
     params = dict(parameters or {})
-    declared = {p for p in pm.inspect_notebook(str(nb))}
-    unknown = sorted(set(params) - declared)
-    for name in unknown:  # a parameter the notebook does not declare is not injected
+    declared = set(pm.inspect_notebook(str(nb)))
+    for name in sorted(set(params) - declared):  # not injected: say so, never silently
+        print(
+            f"workbench reproduce: {nb.name} has no parameter {name}; not applied", file=sys.stderr
+        )
         params.pop(name)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".ipynb")
     os.close(fd)
     try:
-        pm.execute_notebook(str(nb), tmp, parameters=params, cwd=str(nb.parent),
-                            kernel_name="python3", progress_bar=progress, log_output=False)
+        pm.execute_notebook(
+            str(nb),
+            tmp,
+            parameters=params,
+            cwd=str(nb.parent),
+            kernel_name="python3",
+            progress_bar=progress,
+            log_output=False,
+        )
     except pm.PapermillExecutionError as e:
-        raise NotebookFailed(f"{nb.name}: cell {e.exec_count} failed: {e.ename}: {e.evalue}") from None
+        raise NotebookFailed(
+            f"{nb.name}: cell {e.exec_count} failed: {e.ename}: {e.evalue}"
+        ) from None
     except Exception as e:  # kernel died, bad notebook, ...
         raise NotebookFailed(f"{nb.name}: {type(e).__name__}: {e}") from None
     else:
         _strip_papermill_noise(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp made it 0600
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
@@ -69,10 +82,11 @@ def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool 
 
 
 def _strip_papermill_noise(path: Path) -> None:
-    """Drop papermill's per-run timestamps and durations so re-runs give the same bytes."""
+    """Drop per-run timestamps, durations and widget state so re-runs give the same bytes."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
+    nb.metadata.pop("widgets", None)  # live widget state: new model ids on every run
     nb.metadata.get("papermill", {}).pop("start_time", None)
     nb.metadata.get("papermill", {}).pop("end_time", None)
     nb.metadata.get("papermill", {}).pop("duration", None)
@@ -86,12 +100,24 @@ def _strip_papermill_noise(path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
-def reproduce(names=None, parameters: dict | None = None, out_dir=None, progress: bool = True,
-              stream=sys.stderr) -> list[Path]:
+def reproduce(
+    names=None,
+    parameters: dict | None = None,
+    out_dir=None,
+    progress: bool = True,
+    stream=sys.stderr,
+) -> list[Path]:
     """Execute the chosen notebooks in order; stop at the first failure, naming cell and error."""
     from tqdm.auto import tqdm
 
     chosen = notebooks(names)
+    if parameters:
+        import papermill as pm
+
+        declared = set().union(*(pm.inspect_notebook(str(nb)) for nb in chosen))
+        unknown = sorted(set(parameters) - declared)
+        if unknown:
+            raise ValueError(f"no chosen notebook declares parameter(s) {unknown}")
     done = []
     bar = tqdm(chosen, desc="notebooks", unit="nb", file=stream, disable=not progress)
     for nb in bar:

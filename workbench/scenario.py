@@ -13,14 +13,22 @@ from pathlib import Path
 import numpy as np
 
 REQUIRED = ("id", "query", "blocks", "edges", "chain")
-KNOWN = frozenset({"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"})
+KNOWN = frozenset(
+    {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
+)
 
 
 class ScenarioError(ValueError):
     """A scenario (or a scenario file) is malformed; the message names file, line and field."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ):
         where = [str(path)] if path is not None else []
         if line is not None:
             where.append(f"line {line}")
@@ -72,8 +80,10 @@ class Scenario:
         _validate(self)
 
     def __repr__(self) -> str:
-        return (f"Scenario({self.id!r}, {self.regime or '?'}, {len(self.blocks)} blocks, "
-                f"chain={list(self.chain)}, {len(self.edges)} edges)")
+        return (
+            f"Scenario({self.id!r}, {self.regime or '?'}, {len(self.blocks)} blocks, "
+            f"chain={list(self.chain)}, {len(self.edges)} edges)"
+        )
 
     # --- derived views (cheap, computed on demand) ---
     @property
@@ -121,14 +131,31 @@ class Scenario:
 
     def with_edges(self, edges: Iterable[tuple[str, str]]) -> Scenario:
         """The same scenario with another edge set (for imperfect-graph studies)."""
-        return Scenario(self.id, self.query, self.blocks, tuple(tuple(e) for e in edges), self.chain,
-                        self.template, self.regime, self.seed, self.answer, dict(self.metadata))
+        return Scenario(
+            self.id,
+            self.query,
+            self.blocks,
+            tuple(tuple(e) for e in edges),
+            self.chain,
+            self.template,
+            self.regime,
+            self.seed,
+            self.answer,
+            dict(self.metadata),
+        )
 
     def to_dict(self) -> dict:
-        out = {"id": self.id, "template": self.template, "regime": self.regime, "seed": self.seed,
-               "query": self.query, "answer": self.answer,
-               "blocks": [{"id": b.id, "text": b.text, "kind": b.kind} for b in self.blocks],
-               "edges": [list(e) for e in self.edges], "chain": list(self.chain)}
+        out = {
+            "id": self.id,
+            "template": self.template,
+            "regime": self.regime,
+            "seed": self.seed,
+            "query": self.query,
+            "answer": self.answer,
+            "blocks": [{"id": b.id, "text": b.text, "kind": b.kind} for b in self.blocks],
+            "edges": [list(e) for e in self.edges],
+            "chain": list(self.chain),
+        }
         for k in sorted(self.metadata):
             out[k] = self.metadata[k]
         return out
@@ -171,8 +198,11 @@ class Scenario:
         if not isinstance(edges, list):
             raise err("must be a list of [dependent, prerequisite] pairs", "edges")
         for i, e in enumerate(edges):
-            if (not isinstance(e, list | tuple) or len(e) != 2
-                    or not all(isinstance(x, str) for x in e)):
+            if (
+                not isinstance(e, list | tuple)
+                or len(e) != 2
+                or not all(isinstance(x, str) for x in e)
+            ):
                 raise err("must be a [dependent, prerequisite] pair of block ids", f"edges[{i}]")
         chain = obj["chain"]
         if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):
@@ -188,9 +218,18 @@ class Scenario:
             raise err("must be a string or null", "answer")
         meta = {k: v for k, v in obj.items() if k not in KNOWN}
         try:
-            return cls(obj["id"], obj["query"], tuple(blocks), tuple((d, p) for d, p in edges),
-                       tuple(chain), obj.get("template") or "", obj.get("regime") or "", seed,
-                       answer, meta)
+            return cls(
+                obj["id"],
+                obj["query"],
+                tuple(blocks),
+                tuple((d, p) for d, p in edges),
+                tuple(chain),
+                obj.get("template") or "",
+                obj.get("regime") or "",
+                seed,
+                answer,
+                meta,
+            )
         except ScenarioError as e:
             raise ScenarioError(e.message, path=path, line=line, field=e.field) from None
 
@@ -225,6 +264,7 @@ def _validate(s: Scenario) -> None:
 
 # --- JSONL I/O -------------------------------------------------------------------------------
 
+
 def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
     """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
     path = str(path)
@@ -240,12 +280,17 @@ def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as e:
-                raise ScenarioError(f"invalid JSON ({e.msg} at column {e.colno})",
-                                    path=path, line=lineno) from None
+                raise ScenarioError(
+                    f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
+                ) from None
             sc = Scenario.from_dict(obj, path=path, line=lineno)
             if sc.id in seen:
-                raise ScenarioError(f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
-                                    path=path, line=lineno, field="id")
+                raise ScenarioError(
+                    f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
+                    path=path,
+                    line=lineno,
+                    field="id",
+                )
             seen[sc.id] = lineno
             yield sc
 

@@ -66,13 +66,17 @@ class Trace:
     @property
     def chain_ranks(self) -> dict[str, int]:
         ranks = self.retention.ranks
-        return {c: int(ranks[p]) for c, p in zip(self.scenario.chain, self._chain_pos(), strict=True)}
+        return {
+            c: int(ranks[p]) for c, p in zip(self.scenario.chain, self._chain_pos(), strict=True)
+        }
 
     @property
     def displaced(self) -> list[str]:
         """Chain blocks not kept, best-ranked first."""
         kept = self.retention.kept
-        out = [c for c, p in zip(self.scenario.chain, self._chain_pos(), strict=True) if not kept[p]]
+        out = [
+            c for c, p in zip(self.scenario.chain, self._chain_pos(), strict=True) if not kept[p]
+        ]
         return sorted(out, key=lambda c: self.chain_ranks[c])
 
     @property
@@ -146,8 +150,12 @@ class Trace:
             if kept[pos[pre]]:
                 continue
             for dep, p in self.scenario.edges:
-                if p == pre and dep in self.scenario.chain and kept[pos[dep]] \
-                        and sims[pos[pre]] < sims[pos[dep]]:
+                if (
+                    p == pre
+                    and dep in self.scenario.chain
+                    and kept[pos[dep]]
+                    and sims[pos[pre]] < sims[pos[dep]]
+                ):
                     out.append((pre, dep))
         return out
 
@@ -164,33 +172,64 @@ class Trace:
         """The flat per-run record (the `workbench evaluate` contract plus diagnostics)."""
         sc, ret = self.scenario, self.retention
         return {
-            "scenario_id": sc.id, "template": sc.template, "regime": sc.regime, "seed": sc.seed,
-            "total_blocks": len(sc.blocks), "policy": self.policy, "encoder": self.encoder,
+            "scenario_id": sc.id,
+            "template": sc.template,
+            "regime": sc.regime,
+            "seed": sc.seed,
+            "total_blocks": len(sc.blocks),
+            "policy": self.policy,
+            "encoder": self.encoder,
             **{k: ret.params[k] for k in ("lambda", "tau", "hops") if k in ret.params},
-            "budget_tokens": ret.budget, "used_tokens": ret.used,
+            "budget_tokens": ret.budget,
+            "used_tokens": ret.used,
             "full_chain_retained": self.full_chain_retained,
             "prereq_retention": _num(self.prereq_retention),
-            "retained_ids": self.kept_ids, "chain_ranks": self.chain_ranks,
-            "top_non_chain_id": self.top_non_chain, "displaced": self.displaced,
-            "margin": _num(self.margin), "competitor_id": self.competitor,
+            "retained_ids": self.kept_ids,
+            "chain_ranks": self.chain_ranks,
+            "top_non_chain_id": self.top_non_chain,
+            "displaced": self.displaced,
+            "margin": _num(self.margin),
+            "competitor_id": self.competitor,
             "competitor_margin": _num(self.competitor_margin),
             "eviction_margin": _num(self.eviction_margin),
-            "indirect": self.indirect, "retention_stage_failure": self.retention_stage_failure,
-            "answer": self.answer(), "expected_answer": sc.answer,
+            "indirect": self.indirect,
+            "retention_stage_failure": self.retention_stage_failure,
+            "answer": self.answer(),
+            "expected_answer": sc.answer,
         }
 
     def record(self) -> dict:
         """The full trace: the row plus r, pi and I for every block, in ranking order."""
         sc, ret = self.scenario, self.retention
-        blocks = [{"id": sc.ids[i], "kind": sc.kinds[i], "rank": k + 1, "cost": int(ret.costs[i]),
-                   "sim": _num(ret.sims[i]), "r": _num(ret.r[i]), "pi": _num(ret.pi[i]),
-                   "I": _num(ret.scores[i]), "kept": bool(ret.kept[i])}
-                  for k, i in enumerate(ret.order)]
-        chain = {c: {"rank": self.chain_ranks[c], "I": _num(self.score(c)),
-                     "pi": _num(ret.pi[sc.index()[c]])} for c in sc.chain}
-        return {**self.row(), "params": ret.params, "chain": chain,
-                "retention_failures": [list(p) for p in self.retention_failures],
-                "blocks": blocks}
+        blocks = [
+            {
+                "id": sc.ids[i],
+                "kind": sc.kinds[i],
+                "rank": k + 1,
+                "cost": int(ret.costs[i]),
+                "sim": _num(ret.sims[i]),
+                "r": _num(ret.r[i]),
+                "pi": _num(ret.pi[i]),
+                "I": _num(ret.scores[i]),
+                "kept": bool(ret.kept[i]),
+            }
+            for k, i in enumerate(ret.order)
+        ]
+        chain = {
+            c: {
+                "rank": self.chain_ranks[c],
+                "I": _num(self.score(c)),
+                "pi": _num(ret.pi[sc.index()[c]]),
+            }
+            for c in sc.chain
+        }
+        return {
+            **self.row(),
+            "params": ret.params,
+            "chain": chain,
+            "retention_failures": [list(p) for p in self.retention_failures],
+            "blocks": blocks,
+        }
 
     def frame(self):
         """Every block as a DataFrame row, in ranking order (for tables and charts)."""
@@ -204,8 +243,10 @@ class Trace:
         if self.full_chain_retained:
             return f"{head}: full chain kept ({', '.join(self.scenario.chain)})."
         d = self.displaced[0]
-        return (f"{head}: chain broken - {', '.join(self.displaced)} evicted; {d} (rank "
-                f"{self.chain_ranks[d]}) lost to {self.top_non_chain} by margin {self.margin:.3f}.")
+        return (
+            f"{head}: chain broken - {', '.join(self.displaced)} evicted; {d} (rank "
+            f"{self.chain_ranks[d]}) lost to {self.top_non_chain} by margin {self.margin:.3f}."
+        )
 
     def __repr__(self) -> str:
         return f"Trace({self.verdict()})"

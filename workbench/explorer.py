@@ -1,0 +1,414 @@
+"""The explorer: one seed's ranking, landscape, valley and verdict, as a pure `update` and a widget.
+
+`update(state)` is what the notebooks, the workshop, the browser test and the bench all call;
+`explorer(state)` wraps it in ipywidgets. Scenarios are memoized and encoders are the shared
+cached ones, so after the first call for a scenario an update only re-scores and re-draws.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+
+import pandas as pd
+
+from workbench.encoders import get_encoder
+from workbench.generator import TEMPLATES, generate
+from workbench.policies import POLICIES, make_policy
+from workbench.scenario import Block, Scenario
+from workbench.trace import Trace, run
+
+WORKED = "worked"  # the paper's section 2.2 example, as a template name the explorer accepts
+TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
+
+
+@dataclass(frozen=True)
+class State:
+    """Every knob of the explorer."""
+
+    template: str = "profile"
+    seed: int = 0
+    encoder: str = "lexical"
+    policy: str = "dsgc"
+    multiplier: float = 2.0
+    lam: float = 1.0
+    tau: float = 0.25
+    hops: int = 1
+    total_blocks: int = 20
+
+    def with_(self, **changes) -> State:
+        return replace(self, **changes)
+
+
+def worked_example() -> Scenario:
+    """Section 2.2: c1 'Alice -> bundle M', c2 'bundle M -> clearance N', c3 'clearance N permits
+    deletion', with two honeypots that share the query's words and four neutral fillers."""
+    blocks = (
+        Block("f1", "The harbor team moved its weekly sync to Tuesday afternoon.", "filler"),
+        Block("c1", "Alice is assigned to backup bundle M.", "chain"),
+        Block("h1", "Deleting the encrypted backup requires a second reviewer.", "honeypot"),
+        Block("f2", "Room C4 on floor three is booked for the town hall.", "filler"),
+        Block("c2", "Bundle M maps to clearance N.", "chain"),
+        Block("f3", "Printer K8 in the legal wing was serviced on Friday.", "filler"),
+        Block("h2", "The encrypted backup may be restored by any operator.", "honeypot"),
+        Block("c3", "Clearance N permits deletion of the encrypted backup.", "chain"),
+        Block("f4", "The cafeteria on floor two serves the noodle menu this week.", "filler"),
+    )
+    return Scenario(
+        "worked-example/section-2.2",
+        "May Alice delete the encrypted backup?",
+        blocks,
+        (("c3", "c2"), ("c2", "c1")),
+        ("c1", "c2", "c3"),
+        "worked",
+        "target",
+        0,
+        "yes",
+        {"source": "DSGC paper, section 2.2"},
+    )
+
+
+@lru_cache(maxsize=256)
+def scenario(template: str, seed: int, total_blocks: int = 20) -> Scenario:
+    """A generated scenario (memoized), or the worked example for template 'worked'."""
+    if template == WORKED:
+        return worked_example()
+    return generate(template, int(seed), int(total_blocks))
+
+
+def trace_for(state: State, **changes) -> Trace:
+    """Run one state (with optional changes) and return its Trace."""
+    s = state.with_(**changes) if changes else state
+    sc = scenario(s.template, s.seed, s.total_blocks)
+    policy = make_policy(s.policy, lam=s.lam, tau=s.tau, hops=s.hops)
+    return Trace(sc, run(sc, get_encoder(s.encoder), policy, s.multiplier), s.encoder)
+
+
+def valley_pair(state: State) -> tuple[Trace, Trace]:
+    """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the state's
+    lambda, tau and hops (whatever policy the ranking table shows)."""
+    before = trace_for(state, policy="no-graph")
+    after = trace_for(state, policy="dsgc")
+    return before, after
+
+
+COLUMNS = ("rank", "id", "kind", "status", "cost", "sim", "r", "pi", "I", "text")
+
+
+def ranking_table(trace: Trace) -> pd.DataFrame:
+    """Every block in ranking order: rank, id, kind, kept/evicted, cost, sim, r, pi, I, text."""
+    f = trace.frame()
+    f["status"] = ["kept" if k else "evicted" for k in f["kept"]]
+    f["text"] = [trace.scenario.block(i).text for i in f["id"]]
+    return f[list(COLUMNS)].reset_index(drop=True)
+
+
+def table_cells(table: pd.DataFrame) -> list[list[str]]:
+    """The ranking table as the strings the widget shows (header first): floats at fixed places."""
+    fmt = {"sim": "{:.3f}", "r": "{:.4f}", "pi": "{:.4f}", "I": "{:.4f}"}
+    rows = [list(table.columns)]
+    for rec in table.itertuples(index=False):
+        rows.append(
+            [
+                fmt[c].format(v) if c in fmt else str(v)
+                for c, v in zip(table.columns, rec, strict=True)
+            ]
+        )
+    return rows
+
+
+def verdict_line(trace: Trace) -> str:
+    """The one-line verdict: the library's Trace.verdict() plus the knobs that produced it."""
+    p = trace.retention.params
+    knobs = (
+        f"lambda={p['lambda']:g}, tau={p['tau']:g}, hops={p['hops']}"
+        if trace.policy in ("dsgc", "no-graph")
+        else ""
+    )
+    return trace.verdict() + (f" [{knobs}]" if knobs else "")
+
+
+def update(state: State):
+    """(ranking table, landscape chart, valley chart, verdict) for one state. Pure."""
+    from workbench import charts
+
+    trace = trace_for(state)
+    before, after = valley_pair(state)
+    return (
+        ranking_table(trace),
+        charts.landscape(trace),
+        charts.valley(before, after),
+        verdict_line(trace),
+    )
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def table_html(table: pd.DataFrame) -> str:
+    """The ranking table as HTML with a stable class per row status (kept / evicted) and kind."""
+    cells = table_cells(table)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cells[0])
+    body = []
+    for row, rec in zip(cells[1:], table.itertuples(index=False), strict=True):
+        cls = f"wb-{rec.status} wb-kind-{rec.kind}"
+        body.append(
+            f'<tr class="{cls}">' + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+        )
+    return (
+        f"<style>{_CSS}</style><table class='wb-table'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+_CSS = """
+.wb-table {border-collapse: collapse; font: 12px/1.3 monospace;}
+.wb-table th, .wb-table td {padding: 2px 6px; border-bottom: 1px solid #ddd; text-align: left;
+  white-space: nowrap;}
+.wb-table tr.wb-evicted td {color: #999;}
+.wb-table tr.wb-kind-chain td:nth-child(2) {color: #0072B2; font-weight: bold;}
+.wb-table tr.wb-kind-honeypot td:nth-child(2) {color: #D55E00; font-weight: bold;}
+"""
+
+
+def chart_svg(chart) -> str:
+    """An altair chart as inline SVG (offline, no JavaScript needed in the page)."""
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart.to_json(validate=False))
+
+
+def in_voila() -> bool:
+    """True inside a Voila kernel (it sets SERVER_SOFTWARE=voila/<version>)."""
+    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
+
+
+def snapshot(state: State, figures_dir="../figures", name: str = "explorer"):
+    """Static rendering of update(state) for stored outputs: table, both figures, verdict.
+
+    Figures are written to figures_dir as NAME_landscape / NAME_valley, except under Voila,
+    where the page only displays them (a workshop room must not race on the committed files).
+    """
+    from IPython.display import SVG, display
+
+    from workbench.notebook import show_figure, show_table
+
+    table, land, val, verdict = update(state)
+    display({"text/plain": verdict}, raw=True)
+    show_table(table.drop(columns=["text"]), digits=4)
+    for chart, suffix in ((land, "landscape"), (val, "valley")):
+        if in_voila():
+            display(SVG(chart_svg(chart)))
+        else:
+            show_figure(chart, f"{name}_{suffix}", figures_dir)
+    return verdict
+
+
+# --- the widget ----------------------------------------------------------------------------------
+
+
+def explorer(state: State | None = None, encoders=("lexical", "sentence")):
+    """The ipywidgets explorer: controls on the left of every knob; the verdict, the ranking table
+    and both charts update together on every change. Returns the top-level widget."""
+    import ipywidgets as w
+
+    state = state or State()
+    style = {"description_width": "110px"}
+    lay = w.Layout(width="330px")
+    controls = {
+        "template": w.Dropdown(
+            options=list(TEMPLATE_CHOICES),
+            value=state.template,
+            description="template",
+            style=style,
+            layout=lay,
+        ),
+        "seed": w.IntSlider(
+            value=state.seed,
+            min=0,
+            max=99,
+            step=1,
+            description="seed",
+            continuous_update=False,
+            style=style,
+            layout=lay,
+        ),
+        "encoder": w.Dropdown(
+            options=list(encoders),
+            value=state.encoder,
+            description="encoder",
+            style=style,
+            layout=lay,
+        ),
+        "policy": w.Dropdown(
+            options=list(POLICIES),
+            value=state.policy,
+            description="policy",
+            style=style,
+            layout=lay,
+        ),
+        "multiplier": w.FloatSlider(
+            value=state.multiplier,
+            min=1.0,
+            max=5.0,
+            step=0.25,
+            description="budget M",
+            continuous_update=False,
+            readout_format=".2f",
+            style=style,
+            layout=lay,
+        ),
+        "lam": w.FloatSlider(
+            value=state.lam,
+            min=0.0,
+            max=3.0,
+            step=0.25,
+            description="lambda",
+            continuous_update=False,
+            readout_format=".2f",
+            style=style,
+            layout=lay,
+        ),
+        "tau": w.FloatSlider(
+            value=state.tau,
+            min=0.05,
+            max=1.0,
+            step=0.05,
+            description="tau",
+            continuous_update=False,
+            readout_format=".2f",
+            style=style,
+            layout=lay,
+        ),
+        "hops": w.IntSlider(
+            value=state.hops,
+            min=1,
+            max=3,
+            step=1,
+            description="hops",
+            continuous_update=False,
+            style=style,
+            layout=lay,
+        ),
+        "total_blocks": w.Dropdown(
+            options=[20, 50],
+            value=state.total_blocks,
+            description="total blocks",
+            style=style,
+            layout=lay,
+        ),
+    }
+    for name, widget in controls.items():
+        widget.add_class(f"wb-control-{name.replace('_', '-')}")
+    verdict = w.HTML().add_class("wb-verdict")
+    ranking = w.HTML().add_class("wb-ranking")
+    land = w.HTML().add_class("wb-landscape")
+    val = w.HTML().add_class("wb-valley")
+    status = w.HTML().add_class("wb-status")
+
+    def current() -> State:
+        return State(**{k: c.value for k, c in controls.items()})
+
+    def refresh(_change=None):
+        s = current()
+        try:
+            table, lchart, vchart, line = update(s)
+        except Exception as e:  # show the problem in the page, keep the widget alive
+            status.value = f"<b>error:</b> {html.escape(str(e))}"
+            return
+        verdict.value = f"<b class='wb-verdict-text'>{html.escape(line)}</b>"
+        ranking.value = table_html(table)
+        land.value = chart_svg(lchart)
+        val.value = chart_svg(vchart)
+        status.value = f"<span class='wb-state'>{html.escape(str(asdict(s)))}</span>"
+
+    for c in controls.values():
+        c.observe(refresh, names="value")
+    refresh()
+    left = w.VBox(list(controls.values()), layout=w.Layout(width="350px"))
+    right = w.VBox([verdict, land, val, ranking, status])
+
+    class Explorer(w.HBox):
+        def __repr__(self):  # short and stable: the stored text/plain of the widget output
+            s = current()
+            return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
+
+    return Explorer([left, right]).add_class("wb-explorer")
+
+
+# --- workshop helpers ------------------------------------------------------------------------------
+
+
+def sweep_state(state: State, knob: str, values) -> pd.DataFrame:
+    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
+    rows = []
+    for v in values:
+        t = trace_for(state, **{knob: v})
+        rows.append(
+            {
+                knob: v,
+                "full_chain_retained": t.full_chain_retained,
+                "displaced_text": ",".join(t.displaced) or "-",
+                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
+                "margin": t.margin,
+                "verdict": t.verdict(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def find_seed(state: State, condition, seeds=range(100)) -> int | None:
+    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
+    for s in seeds:
+        if condition(state.with_(seed=s)):
+            return s
+    return None
+
+
+def kept(state: State, **changes) -> bool:
+    """Is the full chain retained in this state (with changes)?"""
+    return trace_for(state, **changes).full_chain_retained
+
+
+def blocks_table(state: State) -> pd.DataFrame:
+    """The store as a reader sees it before any scoring: id, kind, cost, text (store order)."""
+    sc = scenario(state.template, state.seed, state.total_blocks)
+    return pd.DataFrame(
+        {"id": sc.ids, "kind": sc.kinds, "cost": sc.costs.tolist(), "text": sc.texts}
+    )
+
+
+def first_rescue(state: State, knob: str, values):
+    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
+    for v in values:
+        if kept(state, **{knob: v}):
+            return v
+    return None
+
+
+def chain_table(state: State) -> pd.DataFrame:
+    """The chain blocks before (similarity-only) and after (DSGC) propagation: similarity, r, pi,
+    I, ranks, kept, and Definition 1's witness (the more query-similar dependent), chain order."""
+    sim, after = trace_for(state, policy="similarity"), trace_for(state, policy="dsgc")
+    pos, witness = after.scenario.index(), after.indirect
+    rows = []
+    for c in after.scenario.chain:
+        i = pos[c]
+        rows.append(
+            {
+                "scenario": after.scenario.id,
+                "block": c,
+                "sim": float(after.retention.sims[i]),
+                "r": float(after.retention.r[i]),
+                "pi": float(after.retention.pi[i]),
+                "I": float(after.retention.scores[i]),
+                "rank_similarity": sim.chain_ranks[c],
+                "rank_dsgc": after.chain_ranks[c],
+                "kept_similarity": bool(sim.retention.kept[i]),
+                "kept_dsgc": bool(after.retention.kept[i]),
+                "indirect_witness": witness.get(c, "-"),
+            }
+        )
+    return pd.DataFrame(rows)
