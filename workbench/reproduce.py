@@ -92,7 +92,11 @@ def _strip_papermill_noise(path: Path) -> None:
     nb.metadata.get("papermill", {}).pop("duration", None)
     nb.metadata.get("papermill", {}).pop("input_path", None)
     nb.metadata.get("papermill", {}).pop("output_path", None)
-    for cell in nb.cells:
+    for ci, cell in enumerate(nb.cells):
+        for oi, out in enumerate(cell.get("outputs", [])):
+            view = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view is not None:  # the state is dropped above; keep the reference stable
+                view["model_id"] = f"workbench-cell{ci}-output{oi}"
         pmeta = cell.metadata.get("papermill")
         if pmeta is not None:
             cell.metadata.pop("papermill")
