@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.scenario import atomic_write_text, token_cost
+from workbench.scenario import InputError, atomic_write_text, token_cost
 
 ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call
@@ -25,24 +25,8 @@ DEFINITION_RE = r'"id"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 
 
-class TraceError(ValueError):
+class TraceError(InputError):
     """A trace (or trace file) is malformed; the message names file, line and field."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        line: int | None = None,
-        field: str | None = None,
-    ):
-        where = [str(path)] if path is not None else []
-        if line is not None:
-            where.append(f"line {line}")
-        if field is not None:
-            where.append(f"field '{field}'")
-        super().__init__(": ".join([*where, message]))
-        self.message, self.path, self.line, self.field = message, path, line, field
 
 
 class ContextClosureError(RuntimeError):

@@ -15,9 +15,9 @@ from functools import lru_cache
 import pandas as pd
 
 from workbench.encoders import get_encoder
-from workbench.generator import TEMPLATES, generate
+from workbench.generator import TEMPLATES, generate, worked_example
 from workbench.policies import POLICIES, make_policy
-from workbench.scenario import Block, Scenario
+from workbench.scenario import Scenario
 from workbench.trace import Trace, run
 
 WORKED = "worked"  # the paper's section 2.2 example, as a template name the explorer accepts
@@ -40,34 +40,6 @@ class State:
 
     def with_(self, **changes) -> State:
         return replace(self, **changes)
-
-
-def worked_example() -> Scenario:
-    """Section 2.2: c1 'Alice -> bundle M', c2 'bundle M -> clearance N', c3 'clearance N permits
-    deletion', with two honeypots that share the query's words and four neutral fillers."""
-    blocks = (
-        Block("f1", "The harbor team moved its weekly sync to Tuesday afternoon.", "filler"),
-        Block("c1", "Alice is assigned to backup bundle M.", "chain"),
-        Block("h1", "Deleting the encrypted backup requires a second reviewer.", "honeypot"),
-        Block("f2", "Room C4 on floor three is booked for the town hall.", "filler"),
-        Block("c2", "Bundle M maps to clearance N.", "chain"),
-        Block("f3", "Printer K8 in the legal wing was serviced on Friday.", "filler"),
-        Block("h2", "The encrypted backup may be restored by any operator.", "honeypot"),
-        Block("c3", "Clearance N permits deletion of the encrypted backup.", "chain"),
-        Block("f4", "The cafeteria on floor two serves the noodle menu this week.", "filler"),
-    )
-    return Scenario(
-        "worked-example/section-2.2",
-        "May Alice delete the encrypted backup?",
-        blocks,
-        (("c3", "c2"), ("c2", "c1")),
-        ("c1", "c2", "c3"),
-        "worked",
-        "target",
-        0,
-        "yes",
-        {"source": "DSGC paper, section 2.2"},
-    )
 
 
 @lru_cache(maxsize=256)

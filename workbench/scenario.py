@@ -18,8 +18,8 @@ KNOWN = frozenset(
 )
 
 
-class ScenarioError(ValueError):
-    """A scenario (or a scenario file) is malformed; the message names file, line and field."""
+class InputError(ValueError):
+    """Bad input; the message names the file, the line and the field where they are known."""
 
     def __init__(
         self,
@@ -35,8 +35,11 @@ class ScenarioError(ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(": ".join([*where, message]))
-        self.message = message
-        self.path, self.line, self.field = path, line, field
+        self.message, self.path, self.line, self.field = message, path, line, field
+
+
+class ScenarioError(InputError):
+    """A scenario (or a scenario file) is malformed."""
 
 
 def token_cost(text: str) -> int:
