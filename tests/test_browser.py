@@ -123,6 +123,19 @@ def expected(state: State) -> tuple[str, list[list[str]]]:
     return verdict, table_cells(table)
 
 
+def settled_view(page, want, timeout_s: float = TIMEOUT_MS / 1000):
+    """The page's (verdict, ranking rows) once they equal `want`, or the last seen on timeout.
+
+    Widget updates reach the page one message at a time, so a read between two of them can
+    see the new verdict beside the old table; poll until the whole view has settled."""
+    deadline = time.monotonic() + timeout_s
+    view = page_view(page)
+    while view != want and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        view = page_view(page)
+    return view
+
+
 def wait_for_verdict(page, verdict: str):
     page.wait_for_function(
         "v => { const e = document.querySelector('.wb-verdict');"
@@ -150,14 +163,14 @@ def test_explorer_sliders_drive_ranking_and_verdict(voila, tmp_path):
             page.goto(voila, timeout=TIMEOUT_MS)
             page.wait_for_selector(".wb-verdict .wb-verdict-text", timeout=TIMEOUT_MS)
 
-            verdict0, rows0 = page_view(page)
+            verdict0, rows0 = settled_view(page, expected(start))
             assert (verdict0, rows0) == expected(start)
 
             # seed slider one step right: a new scenario, a new ranking
             seeded = start.with_(seed=start.seed + 1)
             nudge(page, "seed", "ArrowRight")
             wait_for_verdict(page, expected(seeded)[0])
-            verdict1, rows1 = page_view(page)
+            verdict1, rows1 = settled_view(page, expected(seeded))
             assert (verdict1, rows1) == expected(seeded)
             assert verdict1 != verdict0 and rows1 != rows0
 
@@ -165,7 +178,7 @@ def test_explorer_sliders_drive_ranking_and_verdict(voila, tmp_path):
             lowered = seeded.with_(lam=start.lam - 0.5)
             nudge(page, "lam", "ArrowLeft", times=2)
             wait_for_verdict(page, expected(lowered)[0])
-            verdict2, rows2 = page_view(page)
+            verdict2, rows2 = settled_view(page, expected(lowered))
             assert (verdict2, rows2) == expected(lowered)
             assert rows2 != rows1  # the I column moves with lambda
 

@@ -290,10 +290,11 @@ def explorer(state: State | None = None, encoders=("lexical", "sentence")):
         except Exception as e:  # show the problem in the page, keep the widget alive
             status.value = f"<b>error:</b> {html.escape(str(e))}"
             return
-        verdict.value = f"<b class='wb-verdict-text'>{html.escape(line)}</b>"
         ranking.value = table_html(table)
         land.value = chart_svg(lchart)
         val.value = chart_svg(vchart)
+        # the verdict goes last: when it changes, the table and charts above are already sent
+        verdict.value = f"<b class='wb-verdict-text'>{html.escape(line)}</b>"
         status.value = f"<span class='wb-state'>{html.escape(str(asdict(s)))}</span>"
 
     for c in controls.values():
