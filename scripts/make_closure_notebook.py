@@ -22,7 +22,7 @@ CELLS = [
     ),
     code(
         "import pandas as pd\n\n"
-        "from workbench import agentsim, closure\n"
+        "from workbench import agentsim, closure, managers\n"
         "from workbench.notebook import record, show_figure, show_table\n"
         "from workbench.scenario import atomic_write_text"
     ),
@@ -32,7 +32,7 @@ CELLS = [
         "TURNS = 300  # turns per simulated run: 20..2000 (the issue: 300)\n"
         "CAPACITY = 400  # window capacity in tokens: 100..5000\n"
         'ENCODER = "lexical"  # "lexical" | "sentence": the relevance scorer\'s encoder\n'
-        'MANAGERS = "relevance,gate,atomic,tombstone,dsgc"  # comma-separated subset of closure.MANAGERS, with relevance\n'
+        'MANAGERS = "relevance,gate,atomic,tombstone,dsgc"  # comma-separated subset of managers.MANAGERS, with relevance\n'
         'TRACE = "../data/traces/submit_poll.jsonl"  # a JSONL trace for the worked example\n'
         'FIGURES_DIR = "../figures"  # folder for SVG + PNG figures\n'
         'RESULTS_DIR = "../data/results"  # folder for CSV tables',
@@ -49,7 +49,7 @@ CELLS = [
     code(
         "trace = closure.load_trace(TRACE)\n"
         'for name in ("relevance", "gate", "tombstone"):\n'
-        '    print(f"--- {name}", *closure.replay(trace, closure.make_manager(name, 60, encoder=ENCODER)).report().lines(), sep="\\n")'
+        '    print(f"--- {name}", *managers.replay(trace, managers.make_manager(name, 60, encoder=ENCODER)).report().lines(), sep="\\n")'
     ),
     md(
         "## The simulated agent\n\n"

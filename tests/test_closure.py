@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench import agentsim, closure
+from workbench import agentsim, closure, managers
 from workbench.closure import ContextClosureError, Span, TraceError
 from workbench.closure_cli import main as closure_main
 
@@ -197,28 +197,28 @@ def test_bare_result_scores_low_and_call_high_naturally():
     spans = closure.load_trace(EXAMPLE)
     sims = enc([s.text for s in spans]) @ enc([spans[0].text])[0]
     by = dict(zip([s.id for s in spans], sims, strict=True))
-    assert by["r1"] < closure.THRESHOLD < by["c1"]
-    assert by["c10"] > closure.THRESHOLD  # the later poll is what relevance keeps
+    assert by["r1"] < managers.THRESHOLD < by["c1"]
+    assert by["c10"] > managers.THRESHOLD  # the later poll is what relevance keeps
 
 
 def test_relevance_only_orphans_the_binding_and_the_gate_pins_it():
     spans = closure.load_trace(EXAMPLE)
-    rel = closure.replay(spans, closure.make_manager("relevance", 60))
+    rel = managers.replay(spans, managers.make_manager("relevance", 60))
     assert "run_8841" in rel.report().orphans and rel.resolve("run_8841") == "missing"
-    gate = closure.replay(spans, closure.make_manager("gate", 60))
+    gate = managers.replay(spans, managers.make_manager("gate", 60))
     assert gate.report().closed and gate.resolve("run_8841") == "bound"
     assert gate.closure_tokens > 0 and any(c.pinned for c in gate.cycles)
     with pytest.raises(ContextClosureError):
-        closure.replay(spans, closure.GatedManager(60, mode="raise"))
+        managers.replay(spans, managers.GatedManager(60, mode="raise"))
 
 
 def test_dsgc_manager_propagates_over_trace_edges():
     spans = closure.load_trace(EXAMPLE)
-    m = closure.DSGCManager(10_000)
+    m = managers.DSGCManager(10_000)
     m.add(*spans)
     q = m.encoder([spans[0].text])[0]
     _, scores, _ = m._propose(q, m._emb[: m.n] @ q, m.target)
-    plain = closure.DSGCManager(10_000, lam=0.0)
+    plain = managers.DSGCManager(10_000, lam=0.0)
     plain.add(*spans)
     _, flat, _ = plain._propose(q, plain._emb[: plain.n] @ q, plain.target)
     r1 = m.index.pos["r1"]
@@ -227,7 +227,7 @@ def test_dsgc_manager_propagates_over_trace_edges():
 
 def test_unknown_manager_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown manager 'fifo'"):
-        closure.make_manager("fifo", 100)
+        managers.make_manager("fifo", 100)
 
 
 def _random_trace(draw_ops, seed):
@@ -281,7 +281,7 @@ def _check_closed(m):
 )
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_after_every_gated_cycle_the_window_is_closed(ops, seed, capacity, name):
-    m = closure.make_manager(name, capacity)
+    m = managers.make_manager(name, capacity)
     for s in _random_trace(ops, seed):
         m.add(s)
         m.step("train the churn model", s.turn)
@@ -296,7 +296,7 @@ def test_after_every_gated_cycle_the_window_is_closed(ops, seed, capacity, name)
 )
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_tombstones_resolve_to_recoverable_misses_and_restore_exact_spans(ops, seed, capacity):
-    m = closure.TombstoneManager(capacity)
+    m = managers.TombstoneManager(capacity)
     for s in _random_trace(ops, seed):
         before = {x.id: x for x in m.window()}
         m.add(s)
@@ -352,7 +352,7 @@ def test_simulated_handles_follow_the_notes_pattern(small_runs):
 
 
 def _cycle(turn, margin, proposal=(), orphans=()):
-    return closure.Cycle(turn, 0, 0, (), margin, tuple(proposal), tuple(orphans))
+    return managers.Cycle(turn, 0, 0, (), margin, tuple(proposal), tuple(orphans))
 
 
 def test_margin_signal_counts_against_a_hand_computed_example():

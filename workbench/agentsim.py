@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from workbench.closure import FLOOR, MANAGERS, Span, make_manager
+from workbench.closure import Span
+from workbench.managers import FLOOR, MANAGERS, make_manager
 
 TOPICS = (
     "train the churn model on the customer sales table",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from workbench import closure as C
+from workbench import managers as WM
 
 
 def _seeds(text: str) -> range:
@@ -33,8 +34,8 @@ def cmd_check(args) -> int:
         report = C.analyze(spans, patterns=patterns)
         print(f"window {args.window}: {len(spans)} spans, {sum(s.cost for s in spans)} tokens")
     else:
-        mgr = C.make_manager(args.manager, args.budget, encoder=args.encoder, patterns=patterns)
-        C.replay(spans, mgr, args.goal)
+        mgr = WM.make_manager(args.manager, args.budget, encoder=args.encoder, patterns=patterns)
+        WM.replay(spans, mgr, args.goal)
         report = mgr.report()
         print(
             f"trace {args.window}: {len(spans)} spans; manager {args.manager}, budget "
@@ -65,8 +66,8 @@ def cmd_simulate(args) -> int:
 
     managers = [m.strip() for m in args.managers.split(",") if m.strip()]
     for m in managers:
-        if m not in C.MANAGERS:
-            raise ValueError(f"unknown manager {m!r}; choose from {', '.join(C.MANAGERS)}")
+        if m not in WM.MANAGERS:
+            raise ValueError(f"unknown manager {m!r}; choose from {', '.join(WM.MANAGERS)}")
     runs = agentsim.simulate(managers, args.seeds, args.turns, args.capacity, args.encoder)
     summary = agentsim.summarize(runs)
     with pd.option_context(
@@ -106,7 +107,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="first replay the trace through a manager with this token capacity",
     )
-    c.add_argument("--manager", default="relevance", choices=list(C.MANAGERS))
+    c.add_argument("--manager", default="relevance", choices=list(WM.MANAGERS))
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     c.add_argument("--handle-re", default=C.HANDLE_RE)
@@ -118,7 +119,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=_seeds, default=range(0, 5), help="A:B, half-open")
     s.add_argument("--turns", type=int, default=300)
     s.add_argument("--capacity", type=int, default=400, help="window capacity in tokens")
-    s.add_argument("--managers", default=",".join(C.MANAGERS))
+    s.add_argument("--managers", default=",".join(WM.MANAGERS))
     s.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     s.add_argument("--out", default=None, help="folder for closure_summary.csv and the timeline")
     s.set_defaults(func=cmd_simulate)
