@@ -211,3 +211,17 @@ def test_worked_example_lexical_similarities_have_the_papers_shape():
     sims = dict(zip(sc.ids, e @ q, strict=True))
     assert sims["c2"] == 0.0  # shares no token with the query
     assert sims["c1"] > 0.2 and sims["c3"] > 0.4  # "alice"; "the encrypted backup"
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases, st.integers(0, 2**32 - 1), st.floats(0, 3))
+def test_an_unconnected_block_never_reorders_the_others(case, seed, lam):
+    """The softmax normalizer is shared, so adding a block without edges changes every r by the
+    same factor: the relative order of the other blocks stays (more blocks hurt through more
+    competitors at the cutoff, not through 'diffusion' of r)."""
+    emb, q, edges, costs, budget = case
+    extra = np.random.default_rng(seed).normal(size=(1, emb.shape[1]))
+    extra /= np.linalg.norm(extra)
+    before = DSGC(lam=lam)(emb, q, edges, costs, budget)
+    after = DSGC(lam=lam)(np.vstack([emb, extra]), q, edges, np.append(costs, 1), budget)
+    assert [i for i in after.order if i < len(emb)] == before.order.tolist()
