@@ -87,3 +87,17 @@ def test_graph_noise_is_asymmetric_and_deterministic():
     s = summarize(run_protocol(p), ["drop", "spurious"]).set_index(["drop", "spurious"])["mean"]
     assert s[(1.0, 0)] < s[(0.0, 0)]  # a graph with no edges is similarity-only again
     assert s[(0.5, 0)] < s[(0.0, 0)]
+
+
+def test_a_suite_encodes_each_unique_text_once(monkeypatch):
+    from workbench import experiments
+    from workbench.encoders import CachedEncoder, LexicalEncoder
+
+    fresh = CachedEncoder(LexicalEncoder())
+    monkeypatch.setattr(experiments, "get_encoder", lambda name: fresh)
+    p = Protocol.load("lambda").with_(encoders=("lexical",), seeds=(0, 4))
+    scenarios = experiments.scenarios_for(p)
+    unique = {t for s in scenarios for t in [s.query, *s.texts]}
+    df = run_protocol(p, scenarios)
+    assert len(df) == 2 * 4 * 3  # templates x seeds x lambdas: every run reuses the embeddings
+    assert fresh.encoded == len(unique)
