@@ -10,8 +10,9 @@ import ast
 import sys
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
+
+from workbench.notebook import write_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "notebooks"
@@ -611,18 +612,7 @@ NOTEBOOKS = {
 
 
 def build(name: str, cells) -> Path:
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": "python3",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, cell in enumerate(nb.cells):  # stable ids so re-generation gives the same bytes
-        cell["id"] = f"{name[:2]}-{i:02d}"
-    path = OUT / f"{name}.ipynb"
-    nbformat.write(nb, str(path))
-    return path
+    return write_notebook(cells, OUT / f"{name}.ipynb", name[:2])
 
 
 def main(argv) -> int:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import nbformat as nbf
 
+from workbench.notebook import write_notebook
+
 OUT = Path(__file__).resolve().parents[1] / "notebooks" / "08_recall.ipynb"
 
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
@@ -241,21 +243,6 @@ CELLS = [
 ]
 
 
-def build() -> nbf.NotebookNode:
-    """The notebook object with a python3 kernel spec."""
-    nb = nbf.v4.new_notebook()
-    nb.cells = CELLS
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    return nb
-
-
 if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
-    out.parent.mkdir(parents=True, exist_ok=True)
-    nbf.write(build(), out)
+    out = write_notebook(CELLS, Path(sys.argv[1]) if len(sys.argv) > 1 else OUT, "08")
     print(f"wrote {out}")

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.scenario import InputError, atomic_write_text, token_cost
+from workbench.scenario import InputError, atomic_write_text, read_jsonl, token_cost
 
 ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call
@@ -98,21 +98,8 @@ def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> 
 def load_trace(path: str | os.PathLike) -> list[Span]:
     """Read a JSONL trace; a bad line raises TraceError naming file, line and field."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw_lines = fh.readlines()
-    except OSError as e:
-        raise TraceError(f"cannot open: {e.strerror}", path=path) from None
     spans, seen = [], {}
-    for lineno, raw in enumerate(raw_lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise TraceError(
-                f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
-            ) from None
+    for lineno, obj in read_jsonl(path, TraceError):
         span = span_from_dict(obj, path=path, line=lineno)
         if span.id in seen:
             raise TraceError(

@@ -86,3 +86,23 @@ def show_table(df, digits: int = 3):
     ):
         text = df.to_string()
     display({"text/plain": text}, raw=True)
+
+
+def write_notebook(cells, path: str | os.PathLike, prefix: str) -> Path:
+    """Write an unexecuted notebook (python3 kernel) with stable cell ids `prefix-NN`, so
+    regenerating it gives the same bytes; papermill executes it afterwards."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
+    nb.metadata["language_info"] = {"name": "python"}
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{prefix}-{i:02d}"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path

@@ -268,34 +268,41 @@ def _validate(s: Scenario) -> None:
 # --- JSONL I/O -------------------------------------------------------------------------------
 
 
-def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
-    """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
+def read_jsonl(path: str | os.PathLike, error: type[InputError] = InputError):
+    """(line number, parsed JSON) for each non-blank line of a JSONL file; an unreadable file or
+    a line that is not JSON raises `error` naming the file and the line."""
     path = str(path)
     try:
         fh = open(path, encoding="utf-8")
     except OSError as e:
-        raise ScenarioError(f"cannot open: {e.strerror}", path=path) from None
+        raise error(f"cannot open: {e.strerror}", path=path) from None
     with fh:
-        seen: dict[str, int] = {}
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                yield lineno, json.loads(raw)
             except json.JSONDecodeError as e:
-                raise ScenarioError(
+                raise error(
                     f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
                 ) from None
-            sc = Scenario.from_dict(obj, path=path, line=lineno)
-            if sc.id in seen:
-                raise ScenarioError(
-                    f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
-                    path=path,
-                    line=lineno,
-                    field="id",
-                )
-            seen[sc.id] = lineno
-            yield sc
+
+
+def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
+    """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
+    path = str(path)
+    seen: dict[str, int] = {}
+    for lineno, obj in read_jsonl(path, ScenarioError):
+        sc = Scenario.from_dict(obj, path=path, line=lineno)
+        if sc.id in seen:
+            raise ScenarioError(
+                f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
+                path=path,
+                line=lineno,
+                field="id",
+            )
+        seen[sc.id] = lineno
+        yield sc
 
 
 def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
