@@ -273,7 +273,8 @@ class GatedManager(RelevanceManager):
         for _ in range(16):  # pin what the retained set needs, let the scorer evict elsewhere
             if throttled or need.any():
                 evict = self._propose(q, sims, target, exclude=held)[0]
-            need = self._requirements(self.kept & ~evict)
+            # what will be retained includes the held spans, and they have requirements too
+            need = self._requirements((self.kept & ~evict) | held)
             if not need.any():
                 break
             held |= need
