@@ -3,8 +3,15 @@
 import os
 
 import pytest
+from hypothesis import settings
 
 from workbench.experiments import parse_seeds
+
+# CI runs the same hypothesis examples every time (a red run is reproducible, never luck);
+# outside CI hypothesis searches with fresh randomness on every run.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def _seeds():
