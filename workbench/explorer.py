@@ -187,90 +187,34 @@ def explorer(state: State | None = None, encoders=("lexical", "sentence")):
     import ipywidgets as w
 
     state = state or State()
-    style = {"description_width": "110px"}
-    lay = w.Layout(width="330px")
+    common = {"style": {"description_width": "110px"}, "layout": w.Layout(width="330px")}
+
+    def pick(options, value, label):
+        return w.Dropdown(options=list(options), value=value, description=label, **common)
+
+    def slide(cls, value, lo, hi, step, label, **kw):
+        return cls(
+            value=value,
+            min=lo,
+            max=hi,
+            step=step,
+            description=label,
+            continuous_update=False,
+            **kw,
+            **common,
+        )
+
+    two = {"readout_format": ".2f"}
     controls = {
-        "template": w.Dropdown(
-            options=list(TEMPLATE_CHOICES),
-            value=state.template,
-            description="template",
-            style=style,
-            layout=lay,
-        ),
-        "seed": w.IntSlider(
-            value=state.seed,
-            min=0,
-            max=99,
-            step=1,
-            description="seed",
-            continuous_update=False,
-            style=style,
-            layout=lay,
-        ),
-        "encoder": w.Dropdown(
-            options=list(encoders),
-            value=state.encoder,
-            description="encoder",
-            style=style,
-            layout=lay,
-        ),
-        "policy": w.Dropdown(
-            options=list(POLICIES),
-            value=state.policy,
-            description="policy",
-            style=style,
-            layout=lay,
-        ),
-        "multiplier": w.FloatSlider(
-            value=state.multiplier,
-            min=1.0,
-            max=5.0,
-            step=0.25,
-            description="budget M",
-            continuous_update=False,
-            readout_format=".2f",
-            style=style,
-            layout=lay,
-        ),
-        "lam": w.FloatSlider(
-            value=state.lam,
-            min=0.0,
-            max=3.0,
-            step=0.25,
-            description="lambda",
-            continuous_update=False,
-            readout_format=".2f",
-            style=style,
-            layout=lay,
-        ),
-        "tau": w.FloatSlider(
-            value=state.tau,
-            min=0.05,
-            max=1.0,
-            step=0.05,
-            description="tau",
-            continuous_update=False,
-            readout_format=".2f",
-            style=style,
-            layout=lay,
-        ),
-        "hops": w.IntSlider(
-            value=state.hops,
-            min=1,
-            max=3,
-            step=1,
-            description="hops",
-            continuous_update=False,
-            style=style,
-            layout=lay,
-        ),
-        "total_blocks": w.Dropdown(
-            options=[20, 50],
-            value=state.total_blocks,
-            description="total blocks",
-            style=style,
-            layout=lay,
-        ),
+        "template": pick(TEMPLATE_CHOICES, state.template, "template"),
+        "seed": slide(w.IntSlider, state.seed, 0, 99, 1, "seed"),
+        "encoder": pick(encoders, state.encoder, "encoder"),
+        "policy": pick(POLICIES, state.policy, "policy"),
+        "multiplier": slide(w.FloatSlider, state.multiplier, 1.0, 5.0, 0.25, "budget M", **two),
+        "lam": slide(w.FloatSlider, state.lam, 0.0, 3.0, 0.25, "lambda", **two),
+        "tau": slide(w.FloatSlider, state.tau, 0.05, 1.0, 0.05, "tau", **two),
+        "hops": slide(w.IntSlider, state.hops, 1, 3, 1, "hops"),
+        "total_blocks": pick([20, 50], state.total_blocks, "total blocks"),
     }
     for name, widget in controls.items():
         widget.add_class(f"wb-control-{name.replace('_', '-')}")
