@@ -16,18 +16,20 @@ notebooks: reproduce
 
 test:
 	@scripts/setup_env.sh --browser
-	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
+	$(BIN)/python -m pytest tests -p no:cacheprovider
+	$(BIN)/python scripts/nbval.py -q
 
 test-fast: setup
 	$(BIN)/python -m pytest tests -x -q -p no:cacheprovider -m "not browser and not slow"
 
 lint: setup
-	$(BIN)/ruff check workbench tests scripts
-	$(BIN)/ruff format --check workbench tests scripts
+	$(BIN)/ruff check workbench tests scripts notebooks
+	$(BIN)/ruff format --check workbench tests scripts notebooks
 
 format: setup
-	$(BIN)/ruff format workbench tests scripts
-	$(BIN)/ruff check --fix workbench tests scripts
+	$(BIN)/ruff format workbench tests scripts notebooks
+	$(BIN)/ruff check --fix workbench tests scripts notebooks
+	cd notebooks && ../$(BIN)/jupytext --sync [0-9][0-9]_*.py
 
 bench: setup
 	$(BIN)/python scripts/bench.py

@@ -71,10 +71,11 @@ def timed(fn, repeat: int = 20) -> tuple[float, float]:
 
 
 def bench_explorer(encoder: str = "lexical") -> None:
-    from workbench.explorer import State, chart_svg, update
+    from workbench.explorer import chart_svg, update
+    from workbench.trace import Setting
 
     states = [
-        State(template=t, seed=s, encoder=encoder, total_blocks=50, lam=lam)
+        Setting(template=t, seed=s, encoder=encoder, total_blocks=50, lam=lam)
         for t in ("role", "profile")
         for s in range(3)
         for lam in (0.5, 1.0)
@@ -133,7 +134,7 @@ def main() -> int:
     if "--sentence" in sys.argv:
         bench_explorer("sentence")
 
-    from workbench import recall
+    from workbench.recall import grid as recall
 
     recall.run_forms(episodes=300, seed=0)  # warm the sentence cache
     t0 = time.perf_counter()

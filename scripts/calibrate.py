@@ -11,9 +11,10 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from workbench.experiments import Protocol, parse_seeds, regime_checks, run_protocol
+from workbench.experiments import Protocol, regime_checks, run_protocol
+from workbench.io import write_csv
 from workbench.notebook import save_figure
-from workbench.scenario import atomic_write_text
+from workbench.seeds import parse_seeds
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "calibration"
 
@@ -41,10 +42,7 @@ def windows(n: int) -> None:
                 }
             )
     out = pd.DataFrame(rows)
-    atomic_write_text(
-        OUT / f"windows_0_{n}.csv",
-        out.to_csv(index=False, float_format="%.4f", lineterminator="\n"),
-    )
+    write_csv(out, OUT / f"windows_0_{n}.csv")
     print(out.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
@@ -62,9 +60,7 @@ def main(argv=None) -> int:
         windows(args.windows)
     ranges = [parse_seeds(s) for s in args.seeds]
     checks = pd.concat([regime_checks(r) for r in ranges], ignore_index=True)
-    atomic_write_text(
-        OUT / "checks.csv", checks.to_csv(index=False, float_format="%.4f", lineterminator="\n")
-    )
+    write_csv(checks, OUT / "checks.csv")
     print(checks.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     rows = []
     for r in ranges:

@@ -5,7 +5,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from workbench.experiments import parse_seeds
+from workbench.seeds import seed_range
 
 # CI runs the same hypothesis examples every time (a red run is reproducible, never luck);
 # outside CI hypothesis searches with fresh randomness on every run.
@@ -14,14 +14,13 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-def _seeds():
-    lo, hi = parse_seeds(os.environ.get("WORKBENCH_SEEDS", "0:1"))
-    return list(range(lo, hi))
+SEEDS = list(seed_range(os.environ.get("WORKBENCH_SEEDS", "0:1")))
 
 
-@pytest.fixture(params=_seeds(), ids=lambda s: f"seed{s}")
+@pytest.fixture(scope="module", params=SEEDS, ids=lambda s: f"seed{s}")
 def global_seed(request):
-    """Seed 0 by default; WORKBENCH_SEEDS=0:100 runs the test on seeds 0-99."""
+    """Seed 0 by default; WORKBENCH_SEEDS=0:100 runs the seeded tests on seeds 0-99 (module
+    scope, so a module's seeded fixtures are built once per seed)."""
     return request.param
 
 
@@ -35,3 +34,21 @@ def _isolated_embedding_cache(tmp_path_factory):
         os.environ.pop("WORKBENCH_CACHE_DIR", None)
     else:
         os.environ["WORKBENCH_CACHE_DIR"] = old
+
+
+@pytest.fixture(autouse=True)
+def _sentence_marker_is_honest(request, monkeypatch):
+    """A test that runs the sentence model in this process must carry the `sentence` marker, so
+    `-m "not sentence"` really skips every test that needs the model."""
+    if request.node.get_closest_marker("sentence") is not None:
+        return
+    from workbench.encoders import SentenceEncoder
+
+    load = SentenceEncoder._load
+
+    def guarded(self):
+        if self.model_path is None:  # the real model (a test may point at a fake path)
+            pytest.fail("this test runs the sentence model but is not marked @pytest.mark.sentence")
+        return load(self)
+
+    monkeypatch.setattr(SentenceEncoder, "_load", guarded)

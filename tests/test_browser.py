@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.explorer import State, table_cells, update
+from workbench.explorer import table_cells, update
+from workbench.trace import Setting
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,12 +50,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def notebook_state() -> State:
+def notebook_state() -> Setting:
     """The explorer's starting state, read from the notebook's parameters cell."""
     import papermill as pm
 
     p = {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NOTEBOOK)).items()}
-    return State(
+    return Setting(
         p["TEMPLATE"],
         p["SEED"],
         p["ENCODER"],
@@ -118,7 +119,7 @@ def page_view(page) -> tuple[str, list[list[str]]]:
     return verdict, rows
 
 
-def expected(state: State) -> tuple[str, list[list[str]]]:
+def expected(state: Setting) -> tuple[str, list[list[str]]]:
     table, _, _, verdict = update(state)
     return verdict, table_cells(table)
 

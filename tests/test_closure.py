@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +12,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workbench import agentsim, closure, managers
-from workbench.closure import ContextClosureError, Span, TraceError
-from workbench.closure_cli import main as closure_main
+from workbench.cli import main as workbench_main
+from workbench.closure import agent as agentsim
+from workbench.closure import managers, report
+from workbench.closure import spans as closure
+from workbench.closure.spans import ContextClosureError, Span, SpanError
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACES = ROOT / "data" / "traces"
-EXAMPLE = TRACES / "submit_poll.jsonl"
-SEED = int(os.environ.get("WORKBENCH_SEED", "0"))
+LOGS = ROOT / "data" / "logs"
+EXAMPLE = LOGS / "submit_poll.jsonl"
 
 
 # --- trace files ---------------------------------------------------------------------------------
@@ -42,8 +42,8 @@ GOOD = {"id": "a", "turn": 0, "role": "user", "text": "hello"}
 def test_bad_trace_line_names_file_line_and_field(tmp_path, line, field, words):
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + line + "\n")
-    with pytest.raises(TraceError) as err:
-        closure.load_trace(path)
+    with pytest.raises(SpanError) as err:
+        closure.load_spans(path)
     msg = str(err.value)
     assert str(path) in msg and "line 2" in msg and words in msg
     assert err.value.line == 2 and err.value.field == field
@@ -53,17 +53,17 @@ def test_bad_trace_line_names_file_line_and_field(tmp_path, line, field, words):
 def test_duplicate_ids_and_time_travel_are_errors(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + json.dumps(GOOD) + "\n")
-    with pytest.raises(TraceError, match="duplicate span id 'a'"):
-        closure.load_trace(path)
+    with pytest.raises(SpanError, match="duplicate span id 'a'"):
+        closure.load_spans(path)
     path.write_text(json.dumps({**GOOD, "turn": 3}) + "\n" + json.dumps({**GOOD, "id": "b"}) + "\n")
-    with pytest.raises(TraceError, match="goes back in time"):
-        closure.load_trace(path)
+    with pytest.raises(SpanError, match="goes back in time"):
+        closure.load_spans(path)
 
 
 def test_save_and_load_round_trip(tmp_path):
-    spans = closure.load_trace(EXAMPLE)
-    closure.save_trace(spans, tmp_path / "copy.jsonl")
-    assert closure.load_trace(tmp_path / "copy.jsonl") == spans
+    spans = closure.load_spans(EXAMPLE)
+    closure.save_spans(spans, tmp_path / "copy.jsonl")
+    assert closure.load_spans(tmp_path / "copy.jsonl") == spans
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
@@ -71,7 +71,7 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 def test_default_patterns_are_the_notes():
-    ref = json.loads((ROOT / "data" / "reference" / "paper_figures.json").read_text())[
+    ref = json.loads((ROOT / "workbench" / "data" / "paper_figures.json").read_text())[
         "closure_note"
     ]
     assert closure.HANDLE_RE == ref["handle_pattern"]
@@ -86,15 +86,15 @@ def test_default_patterns_are_the_notes():
 
 
 def test_window_with_evicted_binding_has_orphan_and_asymmetric_pair():
-    rep = closure.analyze(closure.load_trace(TRACES / "window_orphan.jsonl"))
+    rep = closure.analyze(closure.load_spans(LOGS / "window_orphan.jsonl"))
     assert not rep.closed
     assert rep.orphans == {"run_8841": ("k4", "c5", "c10")}
     assert ("c1", None) in rep.asymmetric  # the submit call kept, its answer gone
-    assert closure.analyze(closure.load_trace(TRACES / "window_closed.jsonl")).closed
+    assert closure.analyze(closure.load_spans(LOGS / "window_closed.jsonl")).closed
 
 
 def test_kept_mask_asymmetry_and_margin():
-    spans = closure.load_trace(EXAMPLE)
+    spans = closure.load_spans(EXAMPLE)
     kept = np.array([s.id != "r1" for s in spans])
     scores = np.linspace(1.0, 0.0, len(spans))
     rep = closure.analyze(spans, kept, scores)
@@ -113,8 +113,8 @@ def test_custom_patterns_are_used():
     assert closure.analyze(spans, [False, True]).closed  # the default patterns see no handle
 
 
-def test_trace_edges_link_results_calls_and_references():
-    edges = set(closure.trace_edges(closure.load_trace(EXAMPLE)))
+def test_span_edges_link_results_calls_and_references():
+    edges = set(closure.span_edges(closure.load_spans(EXAMPLE)))
     assert {
         ("r1", "c1"),
         ("k4", "r1"),
@@ -131,7 +131,7 @@ def test_trace_edges_link_results_calls_and_references():
 
 def test_result_without_explicit_link_pairs_with_latest_open_call():
     spans = [Span("c", 0, "call", "submit_job(x)"), Span("r", 0, "result", '{"id": "job_abcd"}')]
-    idx = closure.TraceIndex().extend(spans)
+    idx = closure.SpanIndex().extend(spans)
     assert idx.pairs.tolist() == [[0, 1]] and idx.bindings.tolist() == [[0, 1]]
 
 
@@ -194,7 +194,7 @@ def test_bare_result_scores_low_and_call_high_naturally():
     from workbench.encoders import get_encoder
 
     enc = get_encoder("lexical")
-    spans = closure.load_trace(EXAMPLE)
+    spans = closure.load_spans(EXAMPLE)
     sims = enc([s.text for s in spans]) @ enc([spans[0].text])[0]
     by = dict(zip([s.id for s in spans], sims, strict=True))
     assert by["r1"] < managers.THRESHOLD < by["c1"]
@@ -202,7 +202,7 @@ def test_bare_result_scores_low_and_call_high_naturally():
 
 
 def test_relevance_only_orphans_the_binding_and_the_gate_pins_it():
-    spans = closure.load_trace(EXAMPLE)
+    spans = closure.load_spans(EXAMPLE)
     rel = managers.replay(spans, managers.make_manager("relevance", 60))
     assert "run_8841" in rel.report().orphans and rel.resolve("run_8841") == "missing"
     gate = managers.replay(spans, managers.make_manager("gate", 60))
@@ -212,8 +212,8 @@ def test_relevance_only_orphans_the_binding_and_the_gate_pins_it():
         managers.replay(spans, managers.GatedManager(60, mode="raise"))
 
 
-def test_dsgc_manager_propagates_over_trace_edges():
-    spans = closure.load_trace(EXAMPLE)
+def test_dsgc_manager_propagates_over_span_edges():
+    spans = closure.load_spans(EXAMPLE)
     m = managers.DSGCManager(10_000)
     m.add(*spans)
     q = m.encoder([spans[0].text])[0]
@@ -327,18 +327,18 @@ def test_tombstones_resolve_to_recoverable_misses_and_restore_exact_spans(ops, s
 
 
 @pytest.fixture(scope="module")
-def small_runs():
-    return agentsim.simulate(seeds=range(SEED, SEED + 2), turns=300)
+def small_runs(global_seed):
+    return agentsim.simulate(seeds=range(global_seed, global_seed + 2), turns=300)
 
 
-def test_simulation_is_deterministic():
-    a = agentsim.simulate_run("relevance", SEED, turns=80)
-    b = agentsim.simulate_run("relevance", SEED, turns=80)
+def test_simulation_is_deterministic(global_seed):
+    a = agentsim.simulate_run("relevance", global_seed, turns=80)
+    b = agentsim.simulate_run("relevance", global_seed, turns=80)
     assert a.timeline.equals(b.timeline) and a.cycles == b.cycles
 
 
 def test_relevance_only_fails_and_closure_managers_do_not(small_runs):
-    s = agentsim.summarize(small_runs)
+    s = report.summary_table(small_runs)
     assert s.loc["relevance", "invalid_calls"] + s.loc["relevance", "silent_corruptions"] > 0
     assert s.loc["relevance", "orphan_turns"] > 0
     for m in ("gate", "atomic", "tombstone"):
@@ -349,7 +349,7 @@ def test_relevance_only_fails_and_closure_managers_do_not(small_runs):
 
 
 def test_simulated_handles_follow_the_notes_pattern(small_runs):
-    fails = agentsim.failures(next(r for r in small_runs if r.manager == "relevance"))
+    fails = report.failures(next(r for r in small_runs if r.manager == "relevance"))
     assert len(fails) and fails.call.str.contains(closure.HANDLE_RE).all()
     assert set(fails.kind) <= {"invalid", "corrupt"}
 
@@ -367,13 +367,13 @@ def test_margin_signal_counts_against_a_hand_computed_example():
         _cycle(9, 0.5),
         _cycle(10, None, ["b"]),
     ]
-    sig = agentsim.margin_signal(cycles, floor=0.03)
+    sig = report.margin_signal(cycles, floor=0.03)
     assert sig["flags"] == 2  # cycles 0 and 3; a cycle with no margin is not flagged
     assert sig["violations"] == 2  # "a" at cycle 2 (not again at 3: already orphaned), "b" at 5
     assert sig["true_flags"] == 2  # flag 0 -> violation at 2; flag 3 -> violation at 5
     assert sig["caught"] == 2 and sig["lead_cycles"] == [2, 2] and sig["lead_turns"] == [3, 5]
     assert sig["base_rate_cycles"] == 4  # cycles 0, 1, 3 and 4 have a violation 1-2 cycles ahead
-    late = agentsim.margin_signal(cycles, floor=0.03, horizon=1)
+    late = report.margin_signal(cycles, floor=0.03, horizon=1)
     assert late["true_flags"] == 0 and late["caught"] == 0  # within one cycle the flags miss
 
 
@@ -381,32 +381,33 @@ def test_margin_signal_counts_against_a_hand_computed_example():
 
 
 def test_cli_check_window_reports_orphans_and_fails(capsys):
-    assert closure_main(["closure", "check", str(TRACES / "window_orphan.jsonl")]) == 1
+    assert workbench_main(["closure", "check", str(LOGS / "window_orphan.jsonl")]) == 1
     out = capsys.readouterr().out
     assert "orphaned reference run_8841: named by k4, c5, c10" in out
     assert "asymmetric pair: call c1 retained" in out
-    assert closure_main(["closure", "check", str(TRACES / "window_closed.jsonl")]) == 0
+    assert workbench_main(["closure", "check", str(LOGS / "window_closed.jsonl")]) == 0
 
 
 def test_cli_check_with_budget_applies_the_manager(capsys):
-    assert closure_main(["closure", "check", str(EXAMPLE), "--budget", "60"]) == 1
+    assert workbench_main(["closure", "check", str(EXAMPLE), "--budget", "60"]) == 1
     out = capsys.readouterr().out
     assert "manager relevance, budget 60" in out and "eviction margin: " in out
     assert "orphaned reference run_8841" in out
     assert (
-        closure_main(["closure", "check", str(EXAMPLE), "--budget", "60", "--manager", "gate"]) == 0
+        workbench_main(["closure", "check", str(EXAMPLE), "--budget", "60", "--manager", "gate"])
+        == 0
     )
 
 
 def test_cli_bad_input_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "w.jsonl"
     bad.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "id": "b", "role": "bot"}) + "\n")
-    assert closure_main(["closure", "check", str(bad)]) == 2
+    assert workbench_main(["closure", "check", str(bad)]) == 2
     assert f"{bad}: line 2: field 'role'" in capsys.readouterr().err
 
 
 def test_cli_simulate_writes_summary(tmp_path, capsys):
-    rc = closure_main(
+    rc = workbench_main(
         [
             "closure",
             "simulate",
@@ -434,7 +435,7 @@ def test_python_dash_m_workbench_closure():
             "workbench",
             "closure",
             "check",
-            str(TRACES / "window_orphan.jsonl"),
+            str(LOGS / "window_orphan.jsonl"),
         ],
         capture_output=True,
         text=True,

@@ -1,11 +1,14 @@
 """The benchmark generator: structure, determinism, honeypots, fillers, the answer reader."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
-from workbench.generator import TEMPLATES, TIERS, Draw, generate, generate_many, read_answer
+from workbench.generator import TEMPLATES, TIERS, generate, generate_many
 from workbench.scenario import dumps, load_scenarios
+from workbench.seeds import Draw
+from workbench.trace import read_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,10 +49,17 @@ def test_same_seed_same_bytes_as_the_frozen_set():
 
 
 def test_draw_is_counter_based_and_stable():
-    a, b = Draw("x", 1), Draw("x", 1)
-    seq = [a.below(1000) for _ in range(5)]
-    assert seq == [b.below(1000) for _ in range(5)]
-    assert seq != [Draw("x", 2).below(1000) for _ in range(1)] * 5
+    """Draws are SHA-256 of 'key#counter' (recomputed here independently), so they depend on the
+    key and the counter only: the same key gives the same sequence, another key another one."""
+    a = Draw("x", 1)
+    seq = [a.below(1000) for _ in range(8)]
+    expect = [
+        int.from_bytes(hashlib.sha256(f"x/1#{i}".encode()).digest()[:8], "big") % 1000
+        for i in range(8)
+    ]
+    assert seq == expect
+    other = Draw("x", 2)
+    assert [other.below(1000) for _ in range(8)] != seq
     assert sorted(Draw("y").shuffle(range(10))) == list(range(10))
     assert len(set(Draw("z").sample(range(10), 10))) == 10
 

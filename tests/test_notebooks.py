@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from workbench.encoders import get_encoder
-from workbench.explorer import State, trace_for, verdict_line, worked_example
-from workbench.generator import generate
+from workbench.explorer import verdict_line
+from workbench.generator import generate, worked_example
 from workbench.notebook import read_records
 from workbench.reproduce import NOTEBOOK_DIR, NotebookFailed, execute
+from workbench.trace import Setting, run_setting
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,7 +134,7 @@ def test_trace_diagnostics(outdir):
         assert row["margin"] > 0  # the displacer outranks the displaced block
     land = rec["landscape"]
     assert land["seed"] == (failing[0][0] if failing else 0)
-    t = trace_for(State(template="profile", seed=land["seed"]))
+    t = run_setting(Setting(template="profile", seed=land["seed"]))
     assert land["kept"] == t.kept_ids and land["displaced"] == t.displaced
     if t.displaced:
         margin = t.score(t.top_non_chain) - t.score(t.displaced[0])
@@ -168,8 +169,8 @@ def test_robustness(outdir):
 
 def test_explorer_notebook(outdir):
     rec, d = run_notebook(outdir, "05_explorer", TEMPLATE="role", SEED=2, LAMBDA=0.5)
-    state = State(template="role", seed=2, lam=0.5)
-    t = trace_for(state)
+    state = Setting(template="role", seed=2, lam=0.5)
+    t = run_setting(state)
     assert rec["verdict"] == verdict_line(t)
     assert rec["kept"] == t.kept_ids
     ranks, kept, _ = slow_run(generate("role", 2), lam=0.5)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from workbench import recall as R
 from workbench.encoders import CachedEncoder, get_encoder
-from workbench.recall_episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
-from workbench.recall_rules import retain, select
-from workbench.scenario import ScenarioError
+from workbench.io import InputError
+from workbench.recall import episodes as E
+from workbench.recall import grid as R
+from workbench.recall.episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
+from workbench.recall.rules import RETENTION_RULES, expose, retain, selection_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "squad_tiny.json"
-SEED = int(os.environ.get("WORKBENCH_SEED", "0"))
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +27,9 @@ def lexical():
 
 
 @pytest.fixture(scope="module")
-def grids(lexical):
+def grids(global_seed, lexical):
     """Both query forms; the dense selector runs on the lexical encoder here (the sentence one has its own test)."""
-    return R.run_forms(120, seed=SEED, encoder=lexical)
+    return R.run_forms(120, seed=global_seed, encoder=lexical)
 
 
 # --- episodes ------------------------------------------------------------------------------
@@ -40,8 +39,8 @@ def _slot(text: str) -> str:
     return text.split()[-3]
 
 
-def test_episode_properties():
-    ep = R.make_episodes(200, density=0.3, seed=SEED)
+def test_episode_properties(global_seed):
+    ep = E.make_episodes(200, density=0.3, seed=global_seed)
     assert ep.text_id.shape == (200, 10) and ep.target.shape == (200, 2)
     assert (ep.distractor.sum(1) == 3).all()
     for e in range(ep.n_episodes):
@@ -66,9 +65,9 @@ def test_episode_properties():
     assert np.bincount(fact_rank, minlength=7).min() > 30
 
 
-def test_uninformative_differs_by_one_token_and_value_is_in_no_fact():
-    inf = R.make_episodes(50, seed=SEED)
-    uni = R.make_episodes(50, queries="uninformative", seed=SEED)
+def test_uninformative_differs_by_one_token_and_value_is_in_no_fact(global_seed):
+    inf = E.make_episodes(50, seed=global_seed)
+    uni = E.make_episodes(50, queries="uninformative", seed=global_seed)
     assert uni.queries == ("What is the value?",)
     assert np.array_equal(inf.text_id, uni.text_id) and np.array_equal(inf.target, uni.target)
     a, b = inf.queries[0].replace("?", " ?").split(), uni.queries[0].replace("?", " ?").split()
@@ -76,20 +75,20 @@ def test_uninformative_differs_by_one_token_and_value_is_in_no_fact():
     assert not any("value" in t.lower().split() for t in uni.texts)
 
 
-def test_episodes_are_seeded_and_prefix_stable():
-    a, b = R.make_episodes(40, seed=SEED), R.make_episodes(300, seed=SEED)
+def test_episodes_are_seeded_and_prefix_stable(global_seed):
+    a, b = E.make_episodes(40, seed=global_seed), E.make_episodes(300, seed=global_seed)
     assert a.stream(7) == b.stream(7) and np.array_equal(a.target, b.target[:40])
-    assert R.make_episodes(40, seed=SEED + 1).stream(0) != a.stream(0)
+    assert E.make_episodes(40, seed=global_seed + 1).stream(0) != a.stream(0)
 
 
-def test_marker_and_density():
-    ep = R.make_episodes(30, density=0.7, marker=True, seed=SEED)
+def test_marker_and_density(global_seed):
+    ep = E.make_episodes(30, density=0.7, marker=True, seed=global_seed)
     assert (ep.distractor.sum(1) == 7).all()
     for e in range(30):
         for t, d in zip(ep.stream(e), ep.distractor[e], strict=True):
             assert t.startswith(MARKER) == d
     with pytest.raises(ValueError, match="density"):
-        R.make_episodes(5, density=1.0)
+        E.make_episodes(5, density=1.0)
 
 
 # --- retention rules -----------------------------------------------------------------------
@@ -105,14 +104,14 @@ def _slow_retain(evict, n, K):
     return set(buf)
 
 
-def test_recency_keeps_the_last_K():
-    ep = R.make_episodes(50, seed=SEED)
+def test_recency_keeps_the_last_K(global_seed):
+    ep = E.make_episodes(50, seed=global_seed)
     kept = retain("recency", ep, 5)
     assert (kept[:, 5:]).all() and not kept[:, :5].any()
 
 
-def test_type_oracle_matches_a_slow_loop_and_drops_distractors_first():
-    ep = R.make_episodes(80, seed=SEED)
+def test_type_oracle_matches_a_slow_loop_and_drops_distractors_first(global_seed):
+    ep = E.make_episodes(80, seed=global_seed)
     kept = retain("type_oracle", ep, 5)
     for e in range(80):
         d = ep.distractor[e]
@@ -122,8 +121,8 @@ def test_type_oracle_matches_a_slow_loop_and_drops_distractors_first():
     assert (kept & ~ep.distractor).sum(1).tolist() == [5] * 80 and not (kept & ep.distractor).any()
 
 
-def test_frequency_matches_a_slow_loop():
-    ep = R.make_episodes(60, seed=SEED)
+def test_frequency_matches_a_slow_loop(global_seed):
+    ep = E.make_episodes(60, seed=global_seed)
     kept = retain("frequency", ep, 4)
     for e in range(60):
         toks = [set(t.lower().rstrip(".").split()) for t in ep.stream(e)]
@@ -138,20 +137,22 @@ def test_frequency_matches_a_slow_loop():
         assert set(np.flatnonzero(kept[e])) == _slow_retain(evict, 10, 4)
 
 
-def test_random_retention_is_seeded_online_and_per_rule():
-    ep = R.make_episodes(300, seed=SEED)
+def test_random_retention_is_seeded_online_and_per_rule(global_seed):
+    ep = E.make_episodes(300, seed=global_seed)
     a, b = retain("random", ep, 5, seed=1), retain("random", ep, 5, seed=1)
     assert np.array_equal(a, b) and (a.sum(1) == 5).all()
     assert not np.array_equal(a, retain("random", ep, 5, seed=2))
     assert a[:, 9].mean() > a[:, 0].mean()  # random replacement favours recent arrivals
     # the first 40 episodes do not depend on how many follow
-    assert np.array_equal(retain("random", R.make_episodes(40, seed=SEED), 5, seed=1), a[:40])
+    assert np.array_equal(
+        retain("random", E.make_episodes(40, seed=global_seed), 5, seed=1), a[:40]
+    )
 
 
-def test_unbounded_and_large_K_keep_everything():
-    ep = R.make_episodes(20, seed=SEED)
+def test_unbounded_and_large_K_keep_everything(global_seed):
+    ep = E.make_episodes(20, seed=global_seed)
     assert retain("unbounded", ep, 2).all()
-    for rule in R.RETENTION_RULES:
+    for rule in RETENTION_RULES:
         assert retain(rule, ep, 10).all()
 
 
@@ -161,7 +162,7 @@ def test_unbounded_and_large_K_keep_everything():
 def test_select_exposes_top_k_survivors_newest_on_ties():
     scores = np.array([[[0.9, 0.1, 0.5, 0.5, 0.5]]])
     kept = np.array([[False, True, True, True, True]])
-    exposed, rank = select(scores, kept, 2)
+    exposed, rank = expose(scores, kept, 2)
     assert exposed[0, 0].tolist() == [
         False,
         False,
@@ -172,7 +173,7 @@ def test_select_exposes_top_k_survivors_newest_on_ties():
     assert rank[0, 0, 0] == 4  # dropped items rank last
 
 
-def test_selection_rules(grids):
+def test_selection_rules(global_seed, grids):
     g = grids["informative"]
     ep = g.episodes
     s = {name: g.scores[i] for i, name in enumerate(g.selection_rules)}
@@ -185,7 +186,7 @@ def test_selection_rules(grids):
     r, sr = g.cell("unbounded", "recency")
     assert g.exposed[r, sr][..., 7:].all() and not g.exposed[r, sr][..., :7].any()
     # random selection is seeded
-    assert np.array_equal(s["random"], R.selection_scores("random", ep, SEED))
+    assert np.array_equal(s["random"], selection_scores("random", ep, global_seed))
 
 
 def test_invariant_recall_never_exceeds_retention_in_any_cell(grids):
@@ -207,13 +208,14 @@ def test_construction_ceiling_and_uninformative_query_equals_recency(grids):
     assert inf.recall("recency", "recency") < inf.recall("recency", "query")
 
 
-def test_dense_selector_encodes_each_unique_text_once():
+@pytest.mark.sentence
+def test_dense_selector_encodes_each_unique_text_once(global_seed):
     inner = get_encoder("sentence", cache_dir=False)
     enc = CachedEncoder(inner)  # a fresh counter over the shared model
-    ep = R.make_episodes(300, seed=SEED)
+    ep = E.make_episodes(300, seed=global_seed)
     grids = {
-        f: R.run_grid(R.make_episodes(300, queries=f, seed=SEED), encoder=enc)
-        for f in R.QUERY_FORMS
+        f: R.run_grid(E.make_episodes(300, queries=f, seed=global_seed), encoder=enc)
+        for f in E.QUERY_FORMS
     }
     unique = len(set(ep.texts) | set(ep.queries) | {"What is the value?"})
     assert enc.encoded == unique
@@ -226,13 +228,13 @@ def test_dense_selector_encodes_each_unique_text_once():
 # --- bootstrap -----------------------------------------------------------------------------
 
 
-def test_bootstrap_resamples_episodes_not_queries():
-    w = R.bootstrap_weights(50, 300, seed=SEED)
+def test_bootstrap_resamples_episodes_not_queries(global_seed):
+    w = R.bootstrap_weights(50, 300, seed=global_seed)
     assert w.shape == (300, 50) and (w.sum(1) == 50).all() and (w == np.round(w)).all()
     # two queries of one episode always move together: a per-episode value with within-episode
     # perfect correlation gives the same interval as the episode mean
     per_query = np.repeat(np.arange(50) % 2, 2).reshape(50, 2).astype(float)
-    m, lo, hi = R.bootstrap_ci(per_query.mean(1), 2000, SEED)
+    m, lo, hi = R.bootstrap_ci(per_query.mean(1), 2000, global_seed)
     assert (
         m == 0.5 and 0.33 < lo < 0.39 and 0.61 < hi < 0.67
     )  # sd of a mean of 50 episodes, not 100 queries
@@ -342,13 +344,13 @@ def test_reader_and_answer_accuracy(grids):
 # --- SQuAD format --------------------------------------------------------------------------
 
 
-def test_squad_loader_on_the_fixture(lexical):
-    pool = R.load_squad(FIXTURE)
+def test_squad_loader_on_the_fixture(global_seed, lexical):
+    pool = E.load_squad(FIXTURE)
     assert len(pool.targets) == 14 and len(pool.unrelated) == 15
     sent, question, answer, _ = pool.targets[0]
     assert answer in sent and question.endswith("?")
     assert not any(a in s for s, _ in pool.unrelated for _, _, a, _ in pool.targets if len(a) > 4)
-    ep = R.squad_episodes(pool, 40, seed=SEED)
+    ep = E.squad_episodes(pool, 40, seed=global_seed)
     assert (ep.distractor.sum(1) == 3).all()
     for e in range(40):
         for q in range(2):
@@ -380,23 +382,23 @@ def test_malformed_squad_names_file_and_field(tmp_path, mutate, field):
     mutate(doc)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(ScenarioError) as err:
-        R.load_squad(bad)
+    with pytest.raises(InputError) as err:
+        E.load_squad(bad)
     assert str(bad) in str(err.value) and field in str(err.value)
 
 
 def test_squad_not_json(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"data": [')
-    with pytest.raises(ScenarioError, match="broken.json.*invalid JSON"):
-        R.load_squad(bad)
+    with pytest.raises(InputError, match="broken.json.*invalid JSON"):
+        E.load_squad(bad)
 
 
 # --- CLI -----------------------------------------------------------------------------------
 
 
 def test_cli_grid_writes_cells_with_intervals(tmp_path):
-    from workbench.recall_cli import main
+    from workbench.cli import main
 
     out = tmp_path / "out"
     rc = main(
@@ -425,7 +427,7 @@ def test_cli_grid_writes_cells_with_intervals(tmp_path):
 
 
 def test_cli_squad_and_bad_input(tmp_path, capsys):
-    from workbench.recall_cli import main
+    from workbench.cli import main
 
     rc = main(
         [
@@ -456,6 +458,7 @@ def test_cli_squad_and_bad_input(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.sentence
 def test_notebook_runs_with_small_parameters(tmp_path):
     import papermill as pm
 

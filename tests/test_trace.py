@@ -7,9 +7,10 @@ import pytest
 
 from workbench.encoders import get_encoder
 from workbench.generator import generate
+from workbench.io import write_jsonl
 from workbench.policies import Retention, make_policy
 from workbench.scenario import Block, Scenario
-from workbench.trace import Trace, indirect_prerequisites, run, write_jsonl
+from workbench.trace import Trace, indirect_prerequisites, run
 
 
 def tiny():

@@ -1,40 +1,36 @@
-"""The `workbench` command: generate, evaluate, suite, reproduce, closure, recall."""
+"""The `workbench` command: generate, evaluate, suite, reproduce, closure, recall.
+
+One parser tree and one error handler: bad input or a bad option is one line on stderr and
+exit code 2; a check that fails (`closure check`) exits 1; success exits 0.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from workbench.scenario import ScenarioError
-
-
-def _seeds(text):
-    from workbench.experiments import parse_seeds
-
-    try:
-        return parse_seeds(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+from workbench.closure import cli as closure_cli
+from workbench.encoders import ENCODERS, get_encoder
+from workbench.experiments import run_suite
+from workbench.generator import TEMPLATES, TIERS, generate_many
+from workbench.io import InputError, write_jsonl
+from workbench.policies import POLICIES, make_policy
+from workbench.recall import cli as recall_cli
+from workbench.reproduce import NotebookFailed, parse_value, reproduce
+from workbench.scenario import load_scenarios, save_scenarios
+from workbench.seeds import seeds_arg
+from workbench.trace import Trace, run
 
 
 def cmd_generate(args) -> int:
-    from workbench.generator import TEMPLATES, generate_many
-    from workbench.scenario import save_scenarios
-
     templates = list(TEMPLATES) if args.template == "all" else [args.template]
-    lo, hi = args.seeds
-    scenarios = generate_many(templates, range(lo, hi), args.blocks, args.tier)
+    scenarios = generate_many(templates, args.seeds, args.blocks, args.tier)
     save_scenarios(scenarios, args.out)
     print(f"wrote {len(scenarios)} scenarios to {args.out}")
     return 0
 
 
 def cmd_evaluate(args) -> int:
-    from workbench.encoders import get_encoder
-    from workbench.policies import make_policy
-    from workbench.scenario import load_scenarios
-    from workbench.trace import Trace, run, write_jsonl
-
     scenarios = load_scenarios(args.scenarios)
     encoder = get_encoder(args.encoder)
     encoder(sorted({t for s in scenarios for t in [s.query, *s.texts]}))
@@ -59,18 +55,15 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_suite(args) -> int:
-    from workbench.experiments import run_suite
-
     encoders = args.encoders.split(",") if args.encoders else None
-    _, summary = run_suite(args.name, seeds=args.seeds, encoders=encoders, out_dir=args.out)
+    seeds = (args.seeds.start, args.seeds.stop) if args.seeds else None
+    _, summary = run_suite(args.name, seeds=seeds, encoders=encoders, out_dir=args.out)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     print(f"wrote {args.out}/runs.csv and {args.out}/summary.csv")
     return 0
 
 
 def cmd_reproduce(args) -> int:
-    from workbench.reproduce import NotebookFailed, parse_value, reproduce
-
     params = {name: parse_value(value) for name, value in (args.param or [])}
     try:
         done = reproduce(args.notebook, params, args.out, progress=not args.quiet)
@@ -86,15 +79,12 @@ def cmd_reproduce(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workbench.generator import TEMPLATES, TIERS
-    from workbench.policies import POLICIES
-
     ap = argparse.ArgumentParser(prog="workbench", description="Retention before retrieval.")
     sub = ap.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="write benchmark scenarios as JSONL")
     g.add_argument("template", choices=[*TEMPLATES, "all"])
-    g.add_argument("--seeds", type=_seeds, required=True, help="A:B, half-open")
+    g.add_argument("--seeds", type=seeds_arg, required=True, help="A:B (half-open) or N = 0:N")
     g.add_argument("--blocks", type=int, default=20)
     g.add_argument("--tier", choices=TIERS, default="medium", help="honeypot strength")
     g.add_argument("--out", required=True)
@@ -102,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evaluate", help="run one policy over a scenario file")
     e.add_argument("scenarios")
-    e.add_argument("--encoder", choices=["lexical", "sentence"], default="lexical")
+    e.add_argument("--encoder", choices=ENCODERS, default="lexical")
     e.add_argument("--policy", choices=POLICIES, default="dsgc")
     e.add_argument("--budget-multiplier", type=float, default=2.0)
     e.add_argument("--lambda", dest="lam", type=float, default=1.0)
@@ -116,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("suite", help="run a named protocol (main, traces, lambda, budget, ...)")
     s.add_argument("name")
-    s.add_argument("--seeds", type=_seeds, default=None)
+    s.add_argument("--seeds", type=seeds_arg, default=None, help="A:B (half-open) or N = 0:N")
     s.add_argument("--encoders", default=None, help="comma-separated, e.g. lexical,sentence")
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_suite)
@@ -128,14 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_reproduce)
 
-    for mod in ("closure_cli", "recall_cli"):
-        try:
-            module = __import__(f"workbench.{mod}", fromlist=["add_parser"])
-        except ImportError as err:  # pragma: no cover - only while a part is missing
-            if f"workbench.{mod}" not in str(err):
-                raise
-            continue
-        module.add_parser(sub)
+    closure_cli.add_parser(sub)
+    recall_cli.add_parser(sub)
     return ap
 
 
@@ -143,7 +127,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ScenarioError, ValueError, FileNotFoundError) as e:
+    except (InputError, ValueError, FileNotFoundError) as e:
         print(f"workbench {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from workbench.io import atomic_path
 
 TOKEN_RE = re.compile(r"[a-z0-9_]+")
 LEXICAL_DIM = 256
@@ -23,6 +24,11 @@ class EncoderUnavailable(RuntimeError):
 def tokenize(text: str) -> list[str]:
     """Lowercase, then runs of [a-z0-9_]."""
     return TOKEN_RE.findall(text.lower())
+
+
+def token_cost(text: str) -> int:
+    """The paper's token cost: whitespace word count, at least 1."""
+    return max(len(text.split()), 1)
 
 
 class LexicalEncoder:
@@ -192,18 +198,10 @@ class CachedEncoder:
         f = self._disk_file()
         if f is None:
             return
-        f.parent.mkdir(parents=True, exist_ok=True)
         keys = sorted(self._memo)
         vecs = np.stack([self._memo[k] for k in keys]) if keys else np.zeros((0, self.dim))
-        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=f".{f.name}.", suffix=".npz")
-        os.close(fd)
-        try:
+        with atomic_path(f, suffix=".npz") as tmp:
             np.savez(tmp, keys=np.array(keys), vectors=vecs)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, f)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)

@@ -4,32 +4,46 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from workbench.encoders import get_encoder
-from workbench.generator import Draw, generate
+from workbench.generator import TEMPLATES, generate
+from workbench.io import InputError, write_csv
 from workbench.policies import make_policy
-from workbench.scenario import Scenario, atomic_write_text
+from workbench.reference import data_path, paper_figures
+from workbench.scenario import Scenario
+from workbench.seeds import Draw, format_seeds, parse_seeds
 from workbench.trace import Trace, run
 
-ROOT = Path(__file__).resolve().parent.parent
-PROTOCOL_DIR = ROOT / "data" / "protocols"
-REFERENCE = ROOT / "data" / "reference" / "paper_figures.json"
+
+def _floats(v) -> tuple[float, ...]:
+    return tuple(float(x) for x in v)
+
+
+def _ints(v) -> tuple[int, ...]:
+    return tuple(int(x) for x in v)
+
+
+def _strs(v) -> tuple[str, ...]:
+    return tuple(str(x) for x in v)
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """A named grid: templates x seeds x encoders x policies x M x lambda x hops x size x graph noise."""
+    """A named grid: templates x seeds x encoders x policies x M x lambda x hops x size x graph noise.
+
+    The defaults below are the paper's main protocol; a protocol file lists only what it changes.
+    """
 
     name: str
-    templates: tuple[str, ...]
-    seeds: tuple[int, int]  # half-open [A, B)
-    encoders: tuple[str, ...]
-    policies: tuple[str, ...]
+    templates: tuple[str, ...] = tuple(TEMPLATES)
+    seeds: tuple[int, int] = (0, 15)  # half-open [A, B); written "A:B" in a protocol file
+    encoders: tuple[str, ...] = ("lexical", "sentence")
+    policies: tuple[str, ...] = ("similarity", "no-graph", "dsgc")
     budget_multipliers: tuple[float, ...] = (2.0,)
     lambdas: tuple[float, ...] = (1.0,)
     tau: float = 0.25
@@ -37,57 +51,94 @@ class Protocol:
     delta: float = 0.5
     total_blocks: tuple[int, ...] = (20,)
     tier: str = "medium"
-    graph_noise: tuple[tuple[float, int], ...] = ((0.0, 0),)
+    graph_noise: tuple[tuple[float, int], ...] = ((0.0, 0),)  # (drop fraction, spurious edges)
     summary: tuple[str, ...] = ("encoder", "regime", "policy")
     description: str = ""
     paper_table: str = ""
-    extra: dict = field(default_factory=dict, compare=False)
+
+    # how each field is read from JSON
+    _READ = {
+        "name": str,
+        "templates": _strs,
+        "seeds": parse_seeds,
+        "encoders": _strs,
+        "policies": _strs,
+        "budget_multipliers": _floats,
+        "lambdas": _floats,
+        "tau": float,
+        "hops": _ints,
+        "delta": float,
+        "total_blocks": _ints,
+        "tier": str,
+        "graph_noise": lambda v: tuple((float(a), int(b)) for a, b in v),
+        "summary": _strs,
+        "description": str,
+        "paper_table": str,
+    }
+
+    @classmethod
+    def from_dict(cls, d: dict, path=None) -> Protocol:
+        """A protocol from its JSON object; unknown or malformed fields name the file and field."""
+        if not isinstance(d, dict):
+            raise InputError("a protocol is a JSON object", path=path)
+        if "name" not in d:
+            raise InputError("missing required field", path=path, field="name")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise InputError(f"unknown field(s) {unknown}", path=path)
+        kwargs = {}
+        for key, value in d.items():
+            try:
+                kwargs[key] = cls._READ[key](value)
+            except (TypeError, ValueError) as e:
+                raise InputError(f"cannot read {value!r}: {e}", path=path, field=key) from None
+        return cls(**kwargs)
 
     @classmethod
     def load(cls, name_or_path: str) -> Protocol:
+        """A protocol by name (shipped with the package) or from a JSON file path."""
         path = Path(name_or_path)
-        if not path.suffix:
-            path = PROTOCOL_DIR / f"{name_or_path}.json"
-        if not path.exists():
-            known = ", ".join(sorted(p.stem for p in PROTOCOL_DIR.glob("*.json")))
-            raise ValueError(f"no protocol {name_or_path!r}; known protocols: {known}")
-        d = json.loads(path.read_text(encoding="utf-8"))
-        return cls(
-            name=d["name"],
-            templates=tuple(d["templates"]),
-            seeds=tuple(d["seeds"]),
-            encoders=tuple(d["encoders"]),
-            policies=tuple(d["policies"]),
-            budget_multipliers=tuple(d.get("budget_multipliers", [2.0])),
-            lambdas=tuple(d.get("lambdas", [1.0])),
-            tau=d.get("tau", 0.25),
-            hops=tuple(d.get("hops", [1])),
-            delta=d.get("delta", 0.5),
-            total_blocks=tuple(d.get("total_blocks", [20])),
-            tier=d.get("tier", "medium"),
-            graph_noise=tuple((float(a), int(b)) for a, b in d.get("graph_noise", [[0, 0]])),
-            summary=tuple(d.get("summary", ["encoder", "regime", "policy"])),
-            description=d.get("description", ""),
-            paper_table=d.get("paper_table", ""),
-        )
+        if path.suffix:
+            if not path.exists():
+                raise InputError("no such protocol file", path=path)
+            text = path.read_text(encoding="utf-8")
+        else:
+            res = data_path("protocols", f"{name_or_path}.json")
+            if not res.is_file():
+                raise ValueError(
+                    f"no protocol {name_or_path!r}; known protocols: {', '.join(known_protocols())}"
+                )
+            text, path = res.read_text(encoding="utf-8"), f"protocol {name_or_path!r}"
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON ({e.msg} at line {e.lineno})", path=path) from None
+        return cls.from_dict(d, path=path)
+
+    def to_dict(self) -> dict:
+        """The fields that differ from the defaults, as a protocol file holds them."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "name" or value != f.default:
+                if f.name == "seeds":
+                    value = format_seeds(*value)
+                elif isinstance(value, tuple):
+                    value = [list(v) if isinstance(v, tuple) else v for v in value]
+                out[f.name] = value
+        return out
 
     def with_(self, **changes) -> Protocol:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-def parse_seeds(text: str) -> tuple[int, int]:
-    """'A:B' (half-open) or a single 'N' meaning 0:N."""
-    try:
-        if ":" in text:
-            a, b = text.split(":", 1)
-            lo, hi = int(a), int(b)
-        else:
-            lo, hi = 0, int(text)
-    except ValueError:
-        raise ValueError(f"bad seed range {text!r}; expected A:B (half-open) or N") from None
-    if hi <= lo:
-        raise ValueError(f"empty seed range {text!r}: B must be greater than A")
-    return lo, hi
+def known_protocols() -> list[str]:
+    """The names of the protocols shipped with the package."""
+    return sorted(
+        p.name[: -len(".json")]
+        for p in data_path("protocols").iterdir()
+        if p.name.endswith(".json")
+    )
 
 
 def perturb_edges(scenario: Scenario, drop: float, spurious: int, seed: int = 0) -> Scenario:
@@ -181,36 +232,21 @@ def fmt(mean: float, std: float) -> str:
 
 
 def paper() -> dict:
-    """The DSGC paper's published figures (transcribed from shared/reference)."""
-    return json.loads(REFERENCE.read_text(encoding="utf-8"))["dsgc_paper"]
-
-
-POLICY_LABEL = {"similarity": "similarity_only", "no-graph": "no_graph_dsgc", "dsgc": "dsgc"}
+    """The DSGC paper's published figures."""
+    return paper_figures("dsgc")
 
 
 def table1(df: pd.DataFrame) -> pd.DataFrame:
     """Table 1: full-chain retention by encoder x regime x policy, ours beside the paper's."""
-    s = summarize(df, ["encoder", "regime", "policy"])
-    ref = {(r["encoder"], r["regime"]): r for r in paper()["table1_full_chain_retention_by_regime"]}
-    s["ours"] = [fmt(m, d) for m, d in zip(s["mean"], s["std"], strict=True)]
-    s["paper"] = [
-        fmt(*ref[(e, g)][POLICY_LABEL[p]]) if (e, g) in ref else ""
-        for e, g, p in zip(s["encoder"], s["regime"], s["policy"], strict=True)
-    ]
-    return s[["encoder", "regime", "policy", "n", "mean", "std", "ours", "paper"]]
+    keys = ["encoder", "regime", "policy"]
+    return with_paper(summarize(df, keys)[[*keys, "n", "mean", "std"]], "table1")
 
 
 def table2(df: pd.DataFrame) -> pd.DataFrame:
     """Table 2: targets by template, similarity-only vs DSGC, ours beside the paper's."""
     t = df[(df.regime == "target") & df.policy.isin(["similarity", "dsgc"])]
-    s = summarize(t, ["encoder", "template", "policy"])
-    ref = {(r["encoder"], r["template"]): r for r in paper()["table2_targets_by_template"]}
-    s["ours"] = [fmt(m, d) for m, d in zip(s["mean"], s["std"], strict=True)]
-    s["paper"] = [
-        fmt(*ref[(e, t_)][POLICY_LABEL[p]]) if (e, t_) in ref else ""
-        for e, t_, p in zip(s["encoder"], s["template"], s["policy"], strict=True)
-    ]
-    return s[["encoder", "template", "policy", "n", "mean", "std", "ours", "paper"]]
+    keys = ["encoder", "template", "policy"]
+    return with_paper(summarize(t, keys)[[*keys, "n", "mean", "std"]], "table2")
 
 
 def table3(
@@ -258,9 +294,8 @@ def write_suite(df: pd.DataFrame, summary: pd.DataFrame, out_dir) -> tuple[Path,
     for col in flat.columns:
         if flat[col].map(lambda v: isinstance(v, list | dict)).any():
             flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-    runs, summ = out / "runs.csv", out / "summary.csv"
-    atomic_write_text(runs, flat.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
-    atomic_write_text(summ, summary.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
+    runs = write_csv(flat, out / "runs.csv", float_format="%.6f")
+    summ = write_csv(summary, out / "summary.csv")
     return runs, summ
 
 
@@ -284,7 +319,7 @@ def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
     'lexical,sentence' or a list, and scalar or list values for the grid fields."""
     changes = {}
     if seeds is not None:
-        changes["seeds"] = parse_seeds(str(seeds))
+        changes["seeds"] = parse_seeds(seeds)
     if encoders is not None:
         changes["encoders"] = tuple(encoders.split(",") if isinstance(encoders, str) else encoders)
     for key, value in overrides.items():
@@ -296,7 +331,7 @@ def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
     return Protocol.load(name).with_(**changes)
 
 
-_POLICY_NAME = {v: k for k, v in POLICY_LABEL.items()}
+_POLICY_NAME = {"similarity_only": "similarity", "no_graph_dsgc": "no-graph", "dsgc": "dsgc"}
 
 
 def paper_frame(table: str) -> pd.DataFrame:
@@ -448,9 +483,7 @@ def window_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def write_table(table: pd.DataFrame, path) -> Path:
     """A result table as CSV with fixed float formatting, written atomically."""
-    path = Path(path)
-    atomic_write_text(path, table.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
-    return path
+    return write_csv(table, path)
 
 
 CRITERIA = (

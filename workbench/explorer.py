@@ -9,61 +9,17 @@ from __future__ import annotations
 
 import html
 import os
-from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
+from dataclasses import asdict
 
 import pandas as pd
 
-from workbench.encoders import get_encoder
-from workbench.generator import TEMPLATES, generate, worked_example
-from workbench.policies import POLICIES, make_policy
-from workbench.scenario import Scenario
-from workbench.trace import Trace, run
+from workbench import charts
+from workbench.generator import TEMPLATES
+from workbench.notebook import show_figure, show_table
+from workbench.policies import POLICIES
+from workbench.trace import WORKED, Setting, Trace, run_setting, valley_pair
 
-WORKED = "worked"  # the paper's section 2.2 example, as a template name the explorer accepts
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
-
-
-@dataclass(frozen=True)
-class State:
-    """Every knob of the explorer."""
-
-    template: str = "profile"
-    seed: int = 0
-    encoder: str = "lexical"
-    policy: str = "dsgc"
-    multiplier: float = 2.0
-    lam: float = 1.0
-    tau: float = 0.25
-    hops: int = 1
-    total_blocks: int = 20
-
-    def with_(self, **changes) -> State:
-        return replace(self, **changes)
-
-
-@lru_cache(maxsize=256)
-def scenario(template: str, seed: int, total_blocks: int = 20) -> Scenario:
-    """A generated scenario (memoized), or the worked example for template 'worked'."""
-    if template == WORKED:
-        return worked_example()
-    return generate(template, int(seed), int(total_blocks))
-
-
-def trace_for(state: State, **changes) -> Trace:
-    """Run one state (with optional changes) and return its Trace."""
-    s = state.with_(**changes) if changes else state
-    sc = scenario(s.template, s.seed, s.total_blocks)
-    policy = make_policy(s.policy, lam=s.lam, tau=s.tau, hops=s.hops)
-    return Trace(sc, run(sc, get_encoder(s.encoder), policy, s.multiplier), s.encoder)
-
-
-def valley_pair(state: State) -> tuple[Trace, Trace]:
-    """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the state's
-    lambda, tau and hops (whatever policy the ranking table shows)."""
-    before = trace_for(state, policy="no-graph")
-    after = trace_for(state, policy="dsgc")
-    return before, after
 
 
 COLUMNS = ("rank", "id", "kind", "status", "cost", "sim", "r", "pi", "I", "text")
@@ -102,11 +58,9 @@ def verdict_line(trace: Trace) -> str:
     return trace.verdict() + (f" [{knobs}]" if knobs else "")
 
 
-def update(state: State):
-    """(ranking table, landscape chart, valley chart, verdict) for one state. Pure."""
-    from workbench import charts
-
-    trace = trace_for(state)
+def update(state: Setting):
+    """(ranking table, landscape chart, valley chart, verdict) for one setting. Pure."""
+    trace = run_setting(state)
     before, after = valley_pair(state)
     return (
         ranking_table(trace),
@@ -157,15 +111,13 @@ def in_voila() -> bool:
     return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
 
 
-def snapshot(state: State, figures_dir="../figures", name: str = "explorer"):
+def snapshot(state: Setting, figures_dir="../figures", name: str = "explorer"):
     """Static rendering of update(state) for stored outputs: table, both figures, verdict.
 
     Figures are written to figures_dir as NAME_landscape / NAME_valley, except under Voila,
     where the page only displays them (a workshop room must not race on the committed files).
     """
     from IPython.display import SVG, display
-
-    from workbench.notebook import show_figure, show_table
 
     table, land, val, verdict = update(state)
     display({"text/plain": verdict}, raw=True)
@@ -181,12 +133,12 @@ def snapshot(state: State, figures_dir="../figures", name: str = "explorer"):
 # --- the widget ----------------------------------------------------------------------------------
 
 
-def explorer(state: State | None = None, encoders=("lexical", "sentence")):
+def explorer(state: Setting | None = None, encoders=("lexical", "sentence")):
     """The ipywidgets explorer: controls on the left of every knob; the verdict, the ranking table
     and both charts update together on every change. Returns the top-level widget."""
     import ipywidgets as w
 
-    state = state or State()
+    state = state or Setting()
     common = {"style": {"description_width": "110px"}, "layout": w.Layout(width="330px")}
 
     def pick(options, value, label):
@@ -224,8 +176,8 @@ def explorer(state: State | None = None, encoders=("lexical", "sentence")):
     val = w.HTML().add_class("wb-valley")
     status = w.HTML().add_class("wb-status")
 
-    def current() -> State:
-        return State(**{k: c.value for k, c in controls.items()})
+    def current() -> Setting:
+        return Setting(**{k: c.value for k, c in controls.items()})
 
     def refresh(_change=None):
         s = current()
@@ -253,79 +205,3 @@ def explorer(state: State | None = None, encoders=("lexical", "sentence")):
             return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
 
     return Explorer([left, right]).add_class("wb-explorer")
-
-
-# --- workshop helpers ------------------------------------------------------------------------------
-
-
-def sweep_state(state: State, knob: str, values) -> pd.DataFrame:
-    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
-    rows = []
-    for v in values:
-        t = trace_for(state, **{knob: v})
-        rows.append(
-            {
-                knob: v,
-                "full_chain_retained": t.full_chain_retained,
-                "displaced_text": ",".join(t.displaced) or "-",
-                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
-                "margin": t.margin,
-                "verdict": t.verdict(),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def find_seed(state: State, condition, seeds=range(100)) -> int | None:
-    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
-    for s in seeds:
-        if condition(state.with_(seed=s)):
-            return s
-    return None
-
-
-def kept(state: State, **changes) -> bool:
-    """Is the full chain retained in this state (with changes)?"""
-    return trace_for(state, **changes).full_chain_retained
-
-
-def blocks_table(state: State) -> pd.DataFrame:
-    """The store as a reader sees it before any scoring: id, kind, cost, text (store order)."""
-    sc = scenario(state.template, state.seed, state.total_blocks)
-    return pd.DataFrame(
-        {"id": sc.ids, "kind": sc.kinds, "cost": sc.costs.tolist(), "text": sc.texts}
-    )
-
-
-def first_rescue(state: State, knob: str, values):
-    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
-    for v in values:
-        if kept(state, **{knob: v}):
-            return v
-    return None
-
-
-def chain_table(state: State) -> pd.DataFrame:
-    """The chain blocks before (similarity-only) and after (DSGC) propagation: similarity, r, pi,
-    I, ranks, kept, and Definition 1's witness (the more query-similar dependent), chain order."""
-    sim, after = trace_for(state, policy="similarity"), trace_for(state, policy="dsgc")
-    pos, witness = after.scenario.index(), after.indirect
-    rows = []
-    for c in after.scenario.chain:
-        i = pos[c]
-        rows.append(
-            {
-                "scenario": after.scenario.id,
-                "block": c,
-                "sim": float(after.retention.sims[i]),
-                "r": float(after.retention.r[i]),
-                "pi": float(after.retention.pi[i]),
-                "I": float(after.retention.scores[i]),
-                "rank_similarity": sim.chain_ranks[c],
-                "rank_dsgc": after.chain_ranks[c],
-                "kept_similarity": bool(sim.retention.kept[i]),
-                "kept_dsgc": bool(after.retention.kept[i]),
-                "indirect_witness": witness.get(c, "-"),
-            }
-        )
-    return pd.DataFrame(rows)

@@ -6,46 +6,13 @@ every machine and every Python or numpy version.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from workbench.scenario import Block, Scenario
+from workbench.seeds import Draw
 
 TIERS = ("easy", "medium", "hard")
-
-
-class Draw:
-    """A counter-based deterministic random source (SHA-256), independent of Python's `random`."""
-
-    def __init__(self, *key):
-        self.key = "/".join(str(k) for k in key)
-        self.counter = 0
-
-    def below(self, n: int) -> int:
-        digest = hashlib.sha256(f"{self.key}#{self.counter}".encode()).digest()
-        self.counter += 1
-        return int.from_bytes(digest[:8], "big") % n
-
-    def choice(self, items: Sequence):
-        return items[self.below(len(items))]
-
-    def sample(self, items: Sequence, k: int) -> list:
-        pool = list(items)
-        out = []
-        for _ in range(k):
-            out.append(pool.pop(self.below(len(pool))))
-        return out
-
-    def shuffle(self, items: Sequence) -> list:
-        out = list(items)
-        for i in range(len(out) - 1, 0, -1):  # Fisher-Yates
-            j = self.below(i + 1)
-            out[i], out[j] = out[j], out[i]
-        return out
-
-    def code(self, letters: str = "ABCDEFGHJKLMNPQRSTUVWXYZ", digits: int = 2) -> str:
-        return self.choice(letters) + "".join(str(self.below(10)) for _ in range(digits))
 
 
 # --- fillers ---------------------------------------------------------------------------------
@@ -122,12 +89,13 @@ def fillers(draw: Draw, n: int) -> list[str]:
 
 @dataclass(frozen=True)
 class Draft:
-    """What a template writes before assembly: query, chain texts (c1 first), honeypots, answer."""
+    """What a template writes before assembly: query, chain texts (c1 first), the honeypot pool
+    of each tier, the verdict and the facts the answer reader needs."""
 
     query: str
     chain: tuple[str, ...]
-    honeypots: tuple[str, ...]
-    answer: str
+    pools: dict[str, tuple[str, ...]]  # tier -> honeypot candidates
+    yes: bool
     facts: dict
 
 
@@ -212,8 +180,8 @@ def role(draw: Draw, tier: str) -> Draft:
     return Draft(
         query,
         chain,
-        tuple(draw.sample(pools[tier], 2)),
-        "yes" if allowed else "no",
+        pools,
+        allowed,
         {"subject": user, "links": [user, bundle, clearance], "verdict": verb},
     )
 
@@ -255,8 +223,8 @@ def profile(draw: Draw, tier: str) -> Draft:
     return Draft(
         query,
         chain,
-        tuple(draw.sample(pools[tier], 2)),
-        "yes" if allowed else "no",
+        pools,
+        allowed,
         {"subject": svc, "links": [svc, ticket, relay], "verdict": verb},
     )
 
@@ -300,8 +268,8 @@ def expense(draw: Draw, tier: str) -> Draft:
     return Draft(
         query,
         chain,
-        tuple(draw.sample(pools[tier], 4)),
-        "yes" if allowed else "no",
+        pools,
+        allowed,
         {"subject": proj, "amount": amount, "budget": budget, "threshold": threshold},
     )
 
@@ -342,13 +310,7 @@ def threshold(draw: Draw, tier: str) -> Draft:
             f"Engineers asked whether {unit} runs above its limit.",
         ),
     }
-    return Draft(
-        query,
-        chain,
-        tuple(draw.sample(pools[tier], 4)),
-        "yes" if over else "no",
-        {"subject": unit, "reading": reading, "limit": limit},
-    )
+    return Draft(query, chain, pools, over, {"subject": unit, "reading": reading, "limit": limit})
 
 
 @dataclass(frozen=True)
@@ -384,8 +346,9 @@ def generate(template: str, seed: int, total_blocks: int = 20, tier: str = "medi
         )
     draw = Draw("workbench-v1", template, seed)
     draft = t.write(draw, tier)
+    honeypots = draw.sample(draft.pools[tier], t.honeypots)
     blocks = [Block(f"c{i + 1}", text, "chain") for i, text in enumerate(draft.chain)]
-    blocks += [Block(f"h{i + 1}", text, "honeypot") for i, text in enumerate(draft.honeypots)]
+    blocks += [Block(f"h{i + 1}", text, "honeypot") for i, text in enumerate(honeypots)]
     blocks += [
         Block(f"f{i + 1}", text, "filler")
         for i, text in enumerate(fillers(draw, total_blocks - len(blocks)))
@@ -403,7 +366,7 @@ def generate(template: str, seed: int, total_blocks: int = 20, tier: str = "medi
         template,
         t.regime,
         seed,
-        draft.answer,
+        "yes" if draft.yes else "no",
         meta,
     )
 
@@ -413,31 +376,6 @@ def generate_many(
 ) -> list[Scenario]:
     """Every template x seed, templates outer."""
     return [generate(t, s, total_blocks, tier) for t in templates for s in seeds]
-
-
-def read_answer(scenario: Scenario, retained_ids) -> str:
-    """Answer from the retained blocks only: 'yes'/'no' when the whole chain survives, else 'unknown'.
-
-    The reader follows the chain's links through retained text (each link's identifier must
-    appear in both blocks it joins) and reads the verdict from the last chain block.
-    """
-    retained = set(retained_ids)
-    if not set(scenario.chain) <= retained:
-        return "unknown"
-    facts = scenario.metadata.get("facts", {})
-    texts = [scenario.block(c).text for c in scenario.chain]
-    links = facts.get("links")
-    if links:  # target: identifier hand-off c1 -> c2 -> c3
-        for i in range(len(texts) - 1):
-            if links[i + 1] not in texts[i] or links[i + 1] not in texts[i + 1]:
-                return "unknown"
-        return "no" if (" forbids " in texts[-1] or " may not " in texts[-1]) else "yes"
-    if "reading" in facts:
-        return "yes" if facts["reading"] > facts["limit"] else "no"
-    if "amount" in facts:
-        ok = facts["amount"] <= facts["budget"] and facts["amount"] <= facts["threshold"]
-        return "yes" if ok else "no"
-    return scenario.answer or "unknown"
 
 
 def worked_example() -> Scenario:

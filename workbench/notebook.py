@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from workbench.io import atomic_write_bytes, atomic_write_text
+
 RECORD_MIME = "application/vnd.workbench.record+json"
 
 
@@ -47,26 +49,26 @@ def save_figure(chart, name: str, folder: str | os.PathLike = "../figures", scal
     """Render an altair chart to folder/name.svg and folder/name.png (offline, via vl-convert)."""
     import vl_convert as vlc
 
-    from workbench.scenario import atomic_write_text
-
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     spec = chart.to_json()
     atomic_write_text(folder / f"{name}.svg", vlc.vegalite_to_svg(spec))
-    png = vlc.vegalite_to_png(spec, scale=scale)
-    tmp = folder / f".{name}.png.tmp"
-    tmp.write_bytes(png)
-    os.replace(tmp, folder / f"{name}.png")
-    return folder / f"{name}.png"
+    return atomic_write_bytes(folder / f"{name}.png", vlc.vegalite_to_png(spec, scale=scale))
 
 
-def show_figure(chart, name: str, folder: str | os.PathLike = "../figures"):
-    """Save the chart, then display the saved PNG (stable outputs; altair's live HTML ids are not)."""
-    from IPython.display import Image, display
+def show_figure(chart, name: str, folder: str | os.PathLike = "../figures") -> None:
+    """Save the chart, then show it by reference: the stored output is a link to the SVG in
+    figures/ (small, stable), not a second copy of the picture."""
+    from IPython.display import display
 
-    png = save_figure(chart, name, folder)
-    display(Image(filename=str(png)))
-    return png
+    save_figure(chart, name, folder)
+    svg = Path(folder) / f"{name}.svg"
+    display(
+        {
+            "text/markdown": f"![{name}]({svg.as_posix()})",
+            "text/plain": f"figure: {svg.as_posix()}",
+        },
+        raw=True,
+    )
 
 
 def show_table(df, digits: int = 3):
@@ -86,23 +88,3 @@ def show_table(df, digits: int = 3):
     ):
         text = df.to_string()
     display({"text/plain": text}, raw=True)
-
-
-def write_notebook(cells, path: str | os.PathLike, prefix: str) -> Path:
-    """Write an unexecuted notebook (python3 kernel) with stable cell ids `prefix-NN`, so
-    regenerating it gives the same bytes; papermill executes it afterwards."""
-    import nbformat
-
-    nb = nbformat.v4.new_notebook(cells=list(cells))
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": "python3",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"{prefix}-{i:02d}"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(path))
-    return path

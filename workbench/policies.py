@@ -103,6 +103,18 @@ def select(order: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
     return kept
 
 
+def eviction_margin(
+    scores: np.ndarray, kept: np.ndarray, among: np.ndarray | None = None
+) -> float | None:
+    """Lowest retained score minus highest evicted score, over the blocks `among` (default all);
+    None when nothing (or everything) was evicted. Negative: the walk skipped a block."""
+    if among is not None:
+        scores, kept = scores[among], kept[among]
+    if kept.all() or not kept.any():
+        return None
+    return float(scores[kept].min() - scores[~kept].max())
+
+
 def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Query similarity: one matrix-vector product (rows and query are L2-normalized)."""
     return emb @ q
@@ -111,22 +123,27 @@ def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
 # --- the policies ----------------------------------------------------------------------------
 
 
+def decide(name, sims, scores, order, costs, budget, r=None, pi=None, params=None) -> Retention:
+    """A Retention from a ranking: walk `order` under the budget (r and pi default to zeros)."""
+    zeros = np.zeros(len(sims))
+    return Retention(
+        policy=name,
+        sims=sims,
+        r=zeros if r is None else r,
+        pi=zeros if pi is None else pi,
+        scores=scores,
+        order=order,
+        kept=select(order, costs, budget),
+        budget=int(budget),
+        costs=costs,
+        params=params or {},
+    )
+
+
 def similarity_only(emb, q, edges, costs, budget) -> Retention:
     """Rank by raw cosine to the query."""
     sims = cosine(emb, q)
-    order = rank(sims)
-    zeros = np.zeros(len(sims))
-    return Retention(
-        "similarity",
-        sims,
-        zeros,
-        zeros,
-        sims,
-        order,
-        select(order, costs, budget),
-        int(budget),
-        costs,
-    )
+    return decide("similarity", sims, sims, rank(sims), costs, budget)
 
 
 @dataclass(frozen=True)
@@ -161,18 +178,7 @@ class DSGC:
             "delta": self.delta,
             "density": self.density,
         }
-        return Retention(
-            self.name,
-            sims,
-            r,
-            pi,
-            scores,
-            order,
-            select(order, costs, budget),
-            int(budget),
-            costs,
-            params,
-        )
+        return decide(self.name, sims, scores, order, costs, budget, r, pi, params)
 
 
 def recency(emb, q, edges, costs, budget) -> Retention:
@@ -181,18 +187,7 @@ def recency(emb, q, edges, costs, budget) -> Retention:
     sims = cosine(emb, q)
     scores = np.arange(n, dtype=np.float64) / max(n - 1, 1)
     order = np.arange(n)[::-1].copy()
-    zeros = np.zeros(n)
-    return Retention(
-        "recency",
-        sims,
-        zeros,
-        zeros,
-        scores,
-        order,
-        select(order, costs, budget),
-        int(budget),
-        costs,
-    )
+    return decide("recency", sims, scores, order, costs, budget)
 
 
 POLICIES = ("similarity", "no-graph", "dsgc", "recency")

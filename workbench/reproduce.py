@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from workbench.io import atomic_path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -52,32 +52,24 @@ def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool 
             f"workbench reproduce: {nb.name} has no parameter {name}; not applied", file=sys.stderr
         )
         params.pop(name)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".ipynb")
-    os.close(fd)
-    try:
-        pm.execute_notebook(
-            str(nb),
-            tmp,
-            parameters=params,
-            cwd=str(nb.parent),
-            kernel_name="python3",
-            progress_bar=progress,
-            log_output=False,
-        )
-    except pm.PapermillExecutionError as e:
-        raise NotebookFailed(
-            f"{nb.name}: cell {e.exec_count} failed: {e.ename}: {e.evalue}"
-        ) from None
-    except Exception as e:  # kernel died, bad notebook, ...
-        raise NotebookFailed(f"{nb.name}: {type(e).__name__}: {e}") from None
-    else:
-        _strip_papermill_noise(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp made it 0600
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(out, suffix=".ipynb") as tmp:
+        try:
+            pm.execute_notebook(
+                str(nb),
+                str(tmp),
+                parameters=params,
+                cwd=str(nb.parent),
+                kernel_name="python3",
+                progress_bar=progress,
+                log_output=False,
+            )
+        except pm.PapermillExecutionError as e:
+            raise NotebookFailed(
+                f"{nb.name}: cell {e.exec_count} failed: {e.ename}: {e.evalue}"
+            ) from None
+        except Exception as e:  # kernel died, bad notebook, ...
+            raise NotebookFailed(f"{nb.name}: {type(e).__name__}: {e}") from None
+        _strip_papermill_noise(tmp)
     return out
 
 

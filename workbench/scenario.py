@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from workbench.encoders import token_cost
+from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
 REQUIRED = ("id", "query", "blocks", "edges", "chain")
 KNOWN = frozenset(
@@ -18,33 +19,8 @@ KNOWN = frozenset(
 )
 
 
-class InputError(ValueError):
-    """Bad input; the message names the file, the line and the field where they are known."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        line: int | None = None,
-        field: str | None = None,
-    ):
-        where = [str(path)] if path is not None else []
-        if line is not None:
-            where.append(f"line {line}")
-        if field is not None:
-            where.append(f"field '{field}'")
-        super().__init__(": ".join([*where, message]))
-        self.message, self.path, self.line, self.field = message, path, line, field
-
-
 class ScenarioError(InputError):
     """A scenario (or a scenario file) is malformed."""
-
-
-def token_cost(text: str) -> int:
-    """The paper's token cost: whitespace word count, at least 1."""
-    return max(len(text.split()), 1)
 
 
 @dataclass(frozen=True)
@@ -134,18 +110,7 @@ class Scenario:
 
     def with_edges(self, edges: Iterable[tuple[str, str]]) -> Scenario:
         """The same scenario with another edge set (for imperfect-graph studies)."""
-        return Scenario(
-            self.id,
-            self.query,
-            self.blocks,
-            tuple(tuple(e) for e in edges),
-            self.chain,
-            self.template,
-            self.regime,
-            self.seed,
-            self.answer,
-            dict(self.metadata),
-        )
+        return replace(self, edges=tuple(tuple(e) for e in edges), metadata=dict(self.metadata))
 
     def to_dict(self) -> dict:
         out = {
@@ -238,12 +203,10 @@ class Scenario:
 
 
 def _validate(s: Scenario) -> None:
-    ids = [b.id for b in s.blocks]
-    seen: set[str] = set()
-    for i, bid in enumerate(ids):
-        if bid in seen:
-            raise ScenarioError(f"duplicate block id {bid!r}", field=f"blocks[{i}].id")
-        seen.add(bid)
+    ids = UniqueIds("block", ScenarioError)
+    for i, b in enumerate(s.blocks):
+        ids.add(b.id, field=f"blocks[{i}].id")
+    seen = ids.seen
     for i, b in enumerate(s.blocks):
         if not isinstance(b.text, str):
             raise ScenarioError("must be a string", field=f"blocks[{i}].text")
@@ -268,40 +231,13 @@ def _validate(s: Scenario) -> None:
 # --- JSONL I/O -------------------------------------------------------------------------------
 
 
-def read_jsonl(path: str | os.PathLike, error: type[InputError] = InputError):
-    """(line number, parsed JSON) for each non-blank line of a JSONL file; an unreadable file or
-    a line that is not JSON raises `error` naming the file and the line."""
-    path = str(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as e:
-        raise error(f"cannot open: {e.strerror}", path=path) from None
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise error(
-                    f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
-                ) from None
-
-
 def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
     """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
     path = str(path)
-    seen: dict[str, int] = {}
+    ids = UniqueIds("scenario", ScenarioError, path)
     for lineno, obj in read_jsonl(path, ScenarioError):
         sc = Scenario.from_dict(obj, path=path, line=lineno)
-        if sc.id in seen:
-            raise ScenarioError(
-                f"duplicate scenario id {sc.id!r} (first on line {seen[sc.id]})",
-                path=path,
-                line=lineno,
-                field="id",
-            )
-        seen[sc.id] = lineno
+        ids.add(sc.id, lineno)
         yield sc
 
 
@@ -313,26 +249,6 @@ def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
 def dumps(s: Scenario) -> str:
     """One scenario as one JSON line (stable key order, no trailing spaces)."""
     return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a file whole or not at all: a temporary file in the same folder, then rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file normal permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_scenarios(scenarios: Iterable[Scenario], path: str | os.PathLike) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 
-from workbench.policies import Retention
-from workbench.scenario import Scenario, atomic_write_text
+from workbench.encoders import get_encoder
+from workbench.generator import generate, worked_example
+from workbench.policies import Retention, eviction_margin, make_policy
+from workbench.scenario import Scenario
+
+WORKED = "worked"  # the paper's section 2.2 example, as a template name settings accept
 
 
 def run(scenario: Scenario, encoder, policy, multiplier: float = 2.0) -> Retention:
@@ -17,6 +21,40 @@ def run(scenario: Scenario, encoder, policy, multiplier: float = 2.0) -> Retenti
     emb = encoder(scenario.texts)
     q = encoder([scenario.query])[0]
     return policy(emb, q, scenario.edge_index(), scenario.costs, scenario.budget(multiplier))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One run's every knob: which scenario, which encoder and policy, and the policy's knobs."""
+
+    template: str = "profile"
+    seed: int = 0
+    encoder: str = "lexical"
+    policy: str = "dsgc"
+    multiplier: float = 2.0
+    lam: float = 1.0
+    tau: float = 0.25
+    hops: int = 1
+    total_blocks: int = 20
+
+    def with_(self, **changes) -> Setting:
+        return replace(self, **changes)
+
+
+@lru_cache(maxsize=256)
+def scenario_for(template: str, seed: int, total_blocks: int = 20) -> Scenario:
+    """A generated scenario (memoized), or the worked example for template 'worked'."""
+    if template == WORKED:
+        return worked_example()
+    return generate(template, int(seed), int(total_blocks))
+
+
+def run_setting(setting: Setting, **changes) -> Trace:
+    """Run one setting (with optional changes) and return its Trace."""
+    s = setting.with_(**changes) if changes else setting
+    sc = scenario_for(s.template, s.seed, s.total_blocks)
+    policy = make_policy(s.policy, lam=s.lam, tau=s.tau, hops=s.hops)
+    return Trace(sc, run(sc, get_encoder(s.encoder), policy, s.multiplier), s.encoder)
 
 
 def indirect_prerequisites(scenario: Scenario, sims: np.ndarray) -> dict[str, str]:
@@ -129,10 +167,7 @@ class Trace:
     @property
     def eviction_margin(self) -> float | None:
         """Lowest retained score minus highest evicted score (negative: the walk skipped a block)."""
-        s, kept = self.retention.scores, self.retention.kept
-        if kept.all() or not kept.any():
-            return None
-        return float(s[kept].min() - s[~kept].max())
+        return eviction_margin(self.retention.scores, self.retention.kept)
 
     # --- the paper's definitions ---
     @property
@@ -164,8 +199,6 @@ class Trace:
         return bool(self.retention_failures)
 
     def answer(self) -> str:
-        from workbench.generator import read_answer
-
         return read_answer(self.scenario, self.kept_ids)
 
     def row(self) -> dict:
@@ -231,10 +264,8 @@ class Trace:
             "blocks": blocks,
         }
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         """Every block as a DataFrame row, in ranking order (for tables and charts)."""
-        import pandas as pd
-
         return pd.DataFrame(self.record()["blocks"])
 
     def verdict(self) -> str:
@@ -252,6 +283,88 @@ class Trace:
         return f"Trace({self.verdict()})"
 
 
+# --- one setting, seen several ways (notebooks, workshop, explorer) ----------------------------
+
+
+def valley_pair(setting: Setting) -> tuple[Trace, Trace]:
+    """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the
+    setting's lambda, tau and hops (whatever policy the setting names)."""
+    return run_setting(setting, policy="no-graph"), run_setting(setting, policy="dsgc")
+
+
+def sweep(state: Setting, knob: str, values) -> pd.DataFrame:
+    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
+    rows = []
+    for v in values:
+        t = run_setting(state, **{knob: v})
+        rows.append(
+            {
+                knob: v,
+                "full_chain_retained": t.full_chain_retained,
+                "displaced_text": ",".join(t.displaced) or "-",
+                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
+                "margin": t.margin,
+                "verdict": t.verdict(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def find_seed(state: Setting, condition, seeds=range(100)) -> int | None:
+    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
+    for s in seeds:
+        if condition(state.with_(seed=s)):
+            return s
+    return None
+
+
+def kept(state: Setting, **changes) -> bool:
+    """Is the full chain retained in this state (with changes)?"""
+    return run_setting(state, **changes).full_chain_retained
+
+
+def blocks_table(state: Setting) -> pd.DataFrame:
+    """The store as a reader sees it before any scoring: id, kind, cost, text (store order)."""
+    sc = scenario_for(state.template, state.seed, state.total_blocks)
+    return pd.DataFrame(
+        {"id": sc.ids, "kind": sc.kinds, "cost": sc.costs.tolist(), "text": sc.texts}
+    )
+
+
+def first_rescue(state: Setting, knob: str, values):
+    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
+    for v in values:
+        if kept(state, **{knob: v}):
+            return v
+    return None
+
+
+def chain_table(state: Setting) -> pd.DataFrame:
+    """The chain blocks before (similarity-only) and after (DSGC) propagation: similarity, r, pi,
+    I, ranks, kept, and Definition 1's witness (the more query-similar dependent), chain order."""
+    sim, after = run_setting(state, policy="similarity"), run_setting(state, policy="dsgc")
+    pos, witness = after.scenario.index(), after.indirect
+    rows = []
+    for c in after.scenario.chain:
+        i = pos[c]
+        rows.append(
+            {
+                "scenario": after.scenario.id,
+                "block": c,
+                "sim": float(after.retention.sims[i]),
+                "r": float(after.retention.r[i]),
+                "pi": float(after.retention.pi[i]),
+                "I": float(after.retention.scores[i]),
+                "rank_similarity": sim.chain_ranks[c],
+                "rank_dsgc": after.chain_ranks[c],
+                "kept_similarity": bool(sim.retention.kept[i]),
+                "kept_dsgc": bool(after.retention.kept[i]),
+                "indirect_witness": witness.get(c, "-"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def _num(x):
     """Floats at fixed precision for stored outputs (None stays None)."""
     if x is None:
@@ -259,6 +372,26 @@ def _num(x):
     return round(float(x), 6)
 
 
-def write_jsonl(records: Iterable[dict], path) -> None:
-    """One JSON object a line, atomically."""
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=False) + "\n" for r in records))
+def read_answer(scenario: Scenario, retained_ids) -> str:
+    """Answer from the retained blocks only: 'yes'/'no' when the whole chain survives, else 'unknown'.
+
+    The reader follows the chain's links through retained text (each link's identifier must
+    appear in both blocks it joins) and reads the verdict from the last chain block.
+    """
+    retained = set(retained_ids)
+    if not set(scenario.chain) <= retained:
+        return "unknown"
+    facts = scenario.metadata.get("facts", {})
+    texts = [scenario.block(c).text for c in scenario.chain]
+    links = facts.get("links")
+    if links:  # target: identifier hand-off c1 -> c2 -> c3
+        for i in range(len(texts) - 1):
+            if links[i + 1] not in texts[i] or links[i + 1] not in texts[i + 1]:
+                return "unknown"
+        return "no" if (" forbids " in texts[-1] or " may not " in texts[-1]) else "yes"
+    if "reading" in facts:
+        return "yes" if facts["reading"] > facts["limit"] else "no"
+    if "amount" in facts:
+        ok = facts["amount"] <= facts["budget"] and facts["amount"] <= facts["threshold"]
+        return "yes" if ok else "no"
+    return scenario.answer or "unknown"

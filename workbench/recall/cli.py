@@ -3,49 +3,48 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-from workbench import recall as R
-from workbench.scenario import ScenarioError, atomic_write_text
+from workbench.encoders import get_encoder
+from workbench.io import InputError, write_csv
+from workbench.recall import episodes as E
+from workbench.recall import grid as R
 
 
 def _episodes(args, queries: str):
     """Synthetic episodes, or SQuAD-format streams when --squad is given."""
     if args.squad:
-        return R.squad_episodes(
-            R.load_squad(args.squad), args.episodes, density=args.density, seed=args.seed
+        return E.squad_episodes(
+            E.load_squad(args.squad), args.episodes, density=args.density, seed=args.seed
         )
-    return R.make_episodes(
+    return E.make_episodes(
         args.episodes, density=args.density, queries=queries, marker=args.marker, seed=args.seed
     )
 
 
 def _encoder(args):
-    from workbench.encoders import get_encoder
-
     return get_encoder(args.dense_encoder)
 
 
 def _forms(args) -> list[str]:
     if args.squad:
         return ["questions"]
-    return list(R.QUERY_FORMS) if args.queries == "both" else [args.queries]
+    return list(E.QUERY_FORMS) if args.queries == "both" else [args.queries]
 
 
 def _check_out(out: str) -> Path:
     path = Path(out)
     if path.exists() and not path.is_dir():
-        raise ScenarioError("exists and is not a folder", path=out, field="--out")
+        raise InputError("exists and is not a folder", path=out, field="--out")
     return path
 
 
 def _write(out: Path, frames: dict[str, pd.DataFrame]) -> None:
     """Write every table only after all of them were computed (nothing half-written)."""
     for name, df in frames.items():
-        atomic_write_text(out / f"{name}.csv", df.to_csv(index=False, lineterminator="\n"))
+        write_csv(df, out / f"{name}.csv", float_format=None)
         print(f"wrote {out / (name + '.csv')} ({len(df)} rows)")
 
 
@@ -97,7 +96,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--K", type=int, default=5, help="retention capacity (default 5)")
     p.add_argument("--k", type=int, default=3, help="items selection exposes (default 3)")
     p.add_argument("--episodes", type=int, default=300, help="episodes (default 300)")
-    p.add_argument("--queries", choices=[*R.QUERY_FORMS, "both"], default="informative")
+    p.add_argument("--queries", choices=[*E.QUERY_FORMS, "both"], default="informative")
     p.add_argument("--density", type=float, default=0.3, help="distractor density (default 0.3)")
     p.add_argument("--marker", action="store_true", help="prefix distractors with a literal marker")
     p.add_argument("--seed", type=int, default=0)
@@ -127,23 +126,3 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--densities", default="0.1,0.3,0.5,0.7", help="densities, comma-separated")
     s.set_defaults(func=cmd_sweep)
     return p
-
-
-def run(args) -> int:
-    """Call a parsed command, turning bad input into a one-line error and exit code 2."""
-    try:
-        return args.func(args)
-    except (ScenarioError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-
-
-def main(argv=None) -> int:
-    """A parser holding just the recall command (for tests and `python -m workbench.recall_cli`)."""
-    parser = argparse.ArgumentParser(prog="workbench")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from workbench.recall_episodes import QUERY_FORMS
-from workbench.recall_rules import RETENTION_RULES, SELECTION_RULES
+from workbench.recall.episodes import QUERY_FORMS
+from workbench.recall.rules import RETENTION_RULES, SELECTION_RULES
 
 PAPER_MARK = {"color": "black", "shape": "diamond", "size": 90, "filled": True}
 

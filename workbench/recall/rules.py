@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from workbench.recall_episodes import Episodes, episode_rng, token_sets
+from workbench.encoders import get_encoder
+from workbench.recall.episodes import Episodes, episode_rng, token_sets
 
 RETENTION_RULES = ("recency", "random", "frequency", "type_oracle", "unbounded")
 SELECTION_RULES = ("recency", "random", "query", "dense", "oracle")
@@ -124,8 +125,6 @@ def selection_scores(rule, ep: Episodes, seed: int = 0, encoder=None) -> np.ndar
         return jaccard_scores(ep)
     if rule == "dense":
         if encoder is None:
-            from workbench.encoders import get_encoder
-
             encoder = get_encoder("sentence")
         return dense_scores(ep, encoder)
     if rule == "oracle":  # privileged: knows the required fact
@@ -135,7 +134,7 @@ def selection_scores(rule, ep: Episodes, seed: int = 0, encoder=None) -> np.ndar
     raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(SELECTION_RULES)}")
 
 
-def select(scores: np.ndarray, kept: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def expose(scores: np.ndarray, kept: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-k over survivors: (E, Q, N) exposed mask and 0-based rank (survivors first, newer wins ties)."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")

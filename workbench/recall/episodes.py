@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.encoders import tokenize
-from workbench.scenario import ScenarioError
+from workbench.io import InputError
 
 # Single-token slots and values keep every fact exactly four tokens long, so Jaccard ties
 # under the uninformative query are exact (the QUERY == RECENCY result depends on it).
@@ -171,6 +171,36 @@ class _Table:
         return tuple(self.index)
 
 
+class _Streams:
+    """The arrays of a batch of episodes, filled one episode at a time, then frozen."""
+
+    def __init__(self, episodes: int, n_items: int, n_queries: int):
+        self.texts, self.queries = _Table(), _Table()
+        self.text_id = np.empty((episodes, n_items), dtype=np.int64)
+        self.distractor = np.zeros((episodes, n_items), dtype=bool)
+        self.query_id = np.empty((episodes, n_queries), dtype=np.int64)
+        self.target = np.empty((episodes, n_queries), dtype=np.int64)
+        self.answers = np.empty((episodes, n_queries), dtype=object)
+
+    def place(self, e: int, d_pos: np.ndarray) -> np.ndarray:
+        """Mark episode e's distractor positions; returns its fact positions."""
+        self.distractor[e, d_pos] = True
+        return np.flatnonzero(~self.distractor[e])
+
+    def done(self, source: str, params: dict) -> Episodes:
+        return Episodes(
+            self.texts.values(),
+            self.queries.values(),
+            self.text_id,
+            self.distractor,
+            self.query_id,
+            self.target,
+            self.answers,
+            source,
+            params,
+        )
+
+
 def n_distractors(density: float, n_items: int) -> int:
     """Distractors per stream: round(density * N), at least one fact left."""
     if not 0.0 <= density < 1.0:
@@ -203,12 +233,7 @@ def make_episodes(
     n_f = n_items - n_d
     if n_f > len(FACT_SLOTS) or n_d > len(DISTRACTOR_SLOTS):
         raise ValueError(f"a stream of {n_items} needs more unique slots than the vocabulary has")
-    texts, qtab = _Table(), _Table()
-    text_id = np.empty((episodes, n_items), dtype=np.int64)
-    distractor = np.zeros((episodes, n_items), dtype=bool)
-    query_id = np.empty((episodes, n_queries), dtype=np.int64)
-    target = np.empty((episodes, n_queries), dtype=np.int64)
-    answers = np.empty((episodes, n_queries), dtype=object)
+    st = _Streams(episodes, n_items, n_queries)
     for e in range(episodes):
         rng = episode_rng(seed, "episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))
@@ -216,35 +241,24 @@ def make_episodes(
         d_slots = rng.choice(len(DISTRACTOR_SLOTS), n_d, replace=False)
         values = rng.integers(len(VALUES), size=n_items)
         which = rng.integers(n_f, size=n_queries)  # uniform over non-distractor facts
-        distractor[e, d_pos] = True
-        f_pos = np.flatnonzero(~distractor[e])
+        f_pos = st.place(e, d_pos)
         slot_at = np.empty(n_items, dtype=object)
         slot_at[f_pos] = [FACT_SLOTS[i] for i in slots]
         slot_at[d_pos] = [DISTRACTOR_SLOTS[i] for i in d_slots]
         for n in range(n_items):
             text = f"The {slot_at[n]} is {VALUES[values[n]]}."
-            if marker and distractor[e, n]:
+            if marker and st.distractor[e, n]:
                 text = f"{MARKER} {text}"
-            text_id[e, n] = texts(text)
-        target[e] = f_pos[which]
-        for q, pos in enumerate(target[e]):
+            st.text_id[e, n] = st.texts(text)
+        st.target[e] = f_pos[which]
+        for q, pos in enumerate(st.target[e]):
             form = (
                 INFORMATIVE.format(slot=slot_at[pos]) if queries == "informative" else UNINFORMATIVE
             )
-            query_id[e, q] = qtab(form)
-            answers[e, q] = VALUES[values[pos]]
+            st.query_id[e, q] = st.queries(form)
+            st.answers[e, q] = VALUES[values[pos]]
     params = {"density": density, "queries": queries, "marker": marker, "seed": seed}
-    return Episodes(
-        texts.values(),
-        qtab.values(),
-        text_id,
-        distractor,
-        query_id,
-        target,
-        answers,
-        "synthetic",
-        params,
-    )
+    return st.done("synthetic", params)
 
 
 # --- SQuAD v1.1 format ----------------------------------------------------------------------
@@ -279,11 +293,11 @@ def sentence_spans(context: str) -> list[tuple[int, int]]:
 
 
 def load_squad(path: str | Path) -> SquadPool:
-    """Read a SQuAD v1.1-format JSON file; a malformed file raises ScenarioError naming the field."""
+    """Read a SQuAD v1.1-format JSON file; a malformed file raises InputError naming the field."""
     path = str(path)
 
-    def err(msg: str, fld: str | None = None) -> ScenarioError:
-        return ScenarioError(msg, path=path, field=fld)
+    def err(msg: str, fld: str | None = None) -> InputError:
+        return InputError(msg, path=path, field=fld)
 
     try:
         raw = Path(path).read_text(encoding="utf-8")
@@ -292,7 +306,7 @@ def load_squad(path: str | Path) -> SquadPool:
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise ScenarioError(
+        raise InputError(
             f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=e.lineno
         ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
@@ -368,47 +382,31 @@ def squad_episodes(
     n_d = n_distractors(density, n_items)
     n_f = n_items - n_d
     if len(pool.targets) < n_f or len(pool.unrelated) < n_d:
-        raise ScenarioError(
+        raise InputError(
             f"needs {n_f} answer sentences and {n_d} unrelated sentences per "
             f"stream, the file has {len(pool.targets)} and {len(pool.unrelated)}",
             path=pool.path,
             field="data",
         )
-    texts, qtab = _Table(), _Table()
-    text_id = np.empty((episodes, n_items), dtype=np.int64)
-    distractor = np.zeros((episodes, n_items), dtype=bool)
-    query_id = np.empty((episodes, n_queries), dtype=np.int64)
-    target = np.empty((episodes, n_queries), dtype=np.int64)
-    answers = np.empty((episodes, n_queries), dtype=object)
+    st = _Streams(episodes, n_items, n_queries)
     for e in range(episodes):
         rng = episode_rng(seed, "squad-episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))
         facts = rng.choice(len(pool.targets), n_f, replace=False)
         others = rng.choice(len(pool.unrelated), n_d, replace=False)
         which = rng.integers(n_f, size=n_queries)
-        distractor[e, d_pos] = True
-        f_pos = np.flatnonzero(~distractor[e])
+        f_pos = st.place(e, d_pos)
         for pos, i in zip(f_pos, facts, strict=True):
-            text_id[e, pos] = texts(pool.targets[i][0])
+            st.text_id[e, pos] = st.texts(pool.targets[i][0])
         for pos, i in zip(d_pos, others, strict=True):
-            text_id[e, pos] = texts(pool.unrelated[i][0])
-        target[e] = f_pos[which]
+            st.text_id[e, pos] = st.texts(pool.unrelated[i][0])
+        st.target[e] = f_pos[which]
         for q, w in enumerate(which):
             _, question, answer, _ = pool.targets[facts[w]]
-            query_id[e, q] = qtab(question)
-            answers[e, q] = answer
+            st.query_id[e, q] = st.queries(question)
+            st.answers[e, q] = answer
     params = {"density": density, "queries": "questions", "seed": seed}
-    return Episodes(
-        texts.values(),
-        qtab.values(),
-        text_id,
-        distractor,
-        query_id,
-        target,
-        answers,
-        f"squad:{Path(pool.path).name}",
-        params,
-    )
+    return st.done(f"squad:{Path(pool.path).name}", params)
 
 
 def token_sets(texts: Sequence[str]) -> list[frozenset[str]]:

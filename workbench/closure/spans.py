@@ -1,9 +1,9 @@
-"""Referential closure for tool-call traces: spans, handles, trace edges, the closure check.
+"""Referential closure for tool-call logs: spans, handles, span edges, the closure check.
 
 Relevance is a scalar over content; tool-call validity is a graph over references (seed 002).
-This module reads traces, finds which handles a window defines and references, turns a trace
+This module reads span logs, finds which handles a window defines and references, turns a log
 into (dependent, prerequisite) edges that DSGC can use, and checks closure; the window managers
-that evict over a growing trace live in `workbench.managers`.
+that evict over a growing log live in `workbench.closure.managers`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.scenario import InputError, atomic_write_text, read_jsonl, token_cost
+from workbench.encoders import token_cost
+from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
+from workbench.policies import eviction_margin
 
 ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call
@@ -25,7 +27,7 @@ DEFINITION_RE = r'"id"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 
 
-class TraceError(InputError):
+class SpanError(InputError):
     """A trace (or trace file) is malformed; the message names file, line and field."""
 
 
@@ -72,7 +74,7 @@ def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> 
     """Validate one decoded JSON line as a span."""
 
     def err(msg, fld=None):
-        return TraceError(msg, path=path, line=line, field=fld)
+        return SpanError(msg, path=path, line=line, field=fld)
 
     if not isinstance(obj, dict):
         raise err(f"expected a JSON object, got {type(obj).__name__}")
@@ -95,32 +97,25 @@ def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> 
     return Span(obj["id"], obj["turn"], obj["role"], obj["text"], tuple(deps))
 
 
-def load_trace(path: str | os.PathLike) -> list[Span]:
-    """Read a JSONL trace; a bad line raises TraceError naming file, line and field."""
+def load_spans(path: str | os.PathLike) -> list[Span]:
+    """Read a JSONL span log; a bad line raises SpanError naming file, line and field."""
     path = str(path)
-    spans, seen = [], {}
-    for lineno, obj in read_jsonl(path, TraceError):
+    spans, ids = [], UniqueIds("span", SpanError, path)
+    for lineno, obj in read_jsonl(path, SpanError):
         span = span_from_dict(obj, path=path, line=lineno)
-        if span.id in seen:
-            raise TraceError(
-                f"duplicate span id {span.id!r} (first on line {seen[span.id]})",
-                path=path,
-                line=lineno,
-                field="id",
-            )
+        ids.add(span.id, lineno)
         if spans and span.turn < spans[-1].turn:
-            raise TraceError(
+            raise SpanError(
                 f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
                 path=path,
                 line=lineno,
                 field="turn",
             )
-        seen[span.id] = lineno
         spans.append(span)
     return spans
 
 
-def save_trace(spans, path: str | os.PathLike) -> None:
+def save_spans(spans, path: str | os.PathLike) -> None:
     """Write spans as JSONL, atomically."""
     atomic_write_text(
         path, "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in spans)
@@ -196,7 +191,7 @@ class WindowReport:
         )
 
 
-class TraceIndex:
+class SpanIndex:
     """Incremental index of a growing trace: handles per span, (dependent, prerequisite) edges,
     (call, answer) pairs. Spans are only appended; positions never change."""
 
@@ -217,7 +212,7 @@ class TraceIndex:
     def add(self, span: Span) -> int:
         """Append a span; returns its position."""
         if span.id in self.pos:
-            raise TraceError(f"duplicate span id {span.id!r}", field="id")
+            raise SpanError(f"duplicate span id {span.id!r}", field="id")
         i = len(self.spans)
         refs, defs, tombs = self.patterns.scan(span.text)
         self.spans.append(span)
@@ -247,7 +242,7 @@ class TraceIndex:
         self._arrays = None
         return i
 
-    def extend(self, spans) -> TraceIndex:
+    def extend(self, spans) -> SpanIndex:
         for s in spans:
             self.add(s)
         return self
@@ -336,24 +331,15 @@ class TraceIndex:
         return deps
 
 
-def eviction_margin(scores: np.ndarray, kept: np.ndarray, scored: np.ndarray | None = None):
-    """Lowest retained score minus highest evicted score (among `scored` spans); None if none evicted."""
-    scored = np.ones(len(scores), dtype=bool) if scored is None else scored
-    ret, ev = scores[kept & scored], scores[~kept & scored]
-    if not len(ev) or not len(ret):
-        return None
-    return float(ret.min() - ev.max())
-
-
 def analyze(spans, kept=None, scores=None, patterns: Patterns = DEFAULT_PATTERNS) -> WindowReport:
     """Handle analysis of a window: `spans` with an optional kept mask and relevance scores."""
-    return TraceIndex(patterns).extend(spans).report(kept, scores)
+    return SpanIndex(patterns).extend(spans).report(kept, scores)
 
 
-def trace_edges(spans, patterns: Patterns = DEFAULT_PATTERNS) -> list[tuple[str, str]]:
+def span_edges(spans, patterns: Patterns = DEFAULT_PATTERNS) -> list[tuple[str, str]]:
     """(dependent, prerequisite) span-id edges: explicit depends-on, result -> call, reference ->
     definition. The same shape as a scenario's `edges`, so DSGC can propagate over them."""
-    return TraceIndex(patterns).extend(spans).edge_ids()
+    return SpanIndex(patterns).extend(spans).edge_ids()
 
 
 def closure_requirements(kept: np.ndarray, edges: np.ndarray, pairs: np.ndarray) -> np.ndarray:

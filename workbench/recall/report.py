@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.recall import Grid, same_hits, type_filter_report
+from workbench.recall.grid import Grid, same_hits, type_filter_report
 
 BOUNDED = "recency"  # the paper's bounded agent: recency retention under capacity K
 

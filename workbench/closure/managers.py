@@ -1,4 +1,4 @@
-"""Window managers over a growing tool-call trace: relevance-only, gated, atomic, tombstone, DSGC.
+"""Window managers over a growing tool-call log: relevance-only, gated, atomic, tombstone, DSGC.
 
 Each manager scores spans against the agent's goal, evicts when the window passes a capacity
 fraction, and (except relevance-only and DSGC) keeps the retained window referentially closed.
@@ -10,20 +10,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.closure import (
+from workbench.closure.spans import (
     DEFAULT_PATTERNS,
     ContextClosureError,
     Patterns,
     Span,
-    TraceIndex,
+    SpanIndex,
     WindowReport,
     closure_requirements,
     components,
-    eviction_margin,
     tombstone_span,
 )
+from workbench.encoders import get_encoder
+from workbench.policies import DSGC, eviction_margin
 
-# --- window managers over a growing trace -------------------------------------------------------
+# --- window managers over a growing log -------------------------------------------------------
 
 FRACTION = 0.78  # evict when the window passes this share of its capacity
 TARGET = 0.60  # ... down to this share (hysteresis, so not every turn is a cycle)
@@ -94,12 +95,10 @@ class RelevanceManager:
         encoder="lexical",
         patterns: Patterns = DEFAULT_PATTERNS,
     ):
-        from workbench.encoders import get_encoder
-
         self.capacity, self.fraction, self.target = int(capacity), fraction, min(target, fraction)
         self.threshold, self.floor = threshold, floor
         self.encoder = get_encoder(encoder) if isinstance(encoder, str) else encoder
-        self.index = TraceIndex(patterns)
+        self.index = SpanIndex(patterns)
         self._emb = np.zeros((0, self.encoder.dim))
         self._cost = np.zeros(0, dtype=np.int64)
         self._kept = np.zeros(0, dtype=bool)
@@ -409,8 +408,6 @@ class DSGCManager(RelevanceManager):
         delta: float = 0.5,
         **kw,
     ):
-        from workbench.policies import DSGC
-
         super().__init__(capacity, **kw)
         self.policy = DSGC(lam=lam, tau=tau, hops=hops, delta=delta)
 

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from workbench import closure as C
-from workbench import managers as WM
+import pandas as pd
 
-
-def _seeds(text: str) -> range:
-    """'A:B' is seeds A..B-1 (half-open); a single 'A' is one seed."""
-    try:
-        lo, _, hi = text.partition(":")
-        seeds = range(int(lo), int(hi)) if hi else range(int(lo), int(lo) + 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected A:B (half-open), got {text!r}") from None
-    if not len(seeds):
-        raise argparse.ArgumentTypeError(f"empty seed range {text!r}")
-    return seeds
+from workbench.closure import agent, managers, report
+from workbench.closure import spans as C
+from workbench.io import write_csv
+from workbench.seeds import seeds_arg
 
 
 def _patterns(args) -> C.Patterns:
@@ -28,23 +19,25 @@ def _patterns(args) -> C.Patterns:
 
 def cmd_check(args) -> int:
     """Print orphans and asymmetric pairs of a window; exit 1 when closure fails."""
-    spans = C.load_trace(args.window)
+    spans = C.load_spans(args.window)
     patterns = _patterns(args)
     if args.budget is None:
         report = C.analyze(spans, patterns=patterns)
         print(f"window {args.window}: {len(spans)} spans, {sum(s.cost for s in spans)} tokens")
     else:
-        mgr = WM.make_manager(args.manager, args.budget, encoder=args.encoder, patterns=patterns)
-        WM.replay(spans, mgr, args.goal)
+        mgr = managers.make_manager(
+            args.manager, args.budget, encoder=args.encoder, patterns=patterns
+        )
+        managers.replay(spans, mgr, args.goal)
         report = mgr.report()
         print(
-            f"trace {args.window}: {len(spans)} spans; manager {args.manager}, budget "
+            f"log {args.window}: {len(spans)} spans; manager {args.manager}, budget "
             f"{args.budget}: kept {int(mgr.kept.sum())}/{mgr.n} spans, {mgr.used} tokens, "
             f"{len(mgr.cycles)} eviction cycles"
         )
         last = mgr.cycles[-1] if mgr.cycles else None
         if last is None:
-            print("eviction margin: n/a (the trace never passed the eviction trigger)")
+            print("eviction margin: n/a (the log never passed the eviction trigger)")
         else:
             print(f"evicted in the last cycle (turn {last.turn}): {', '.join(last.evicted) or '-'}")
             m = "n/a (nothing evicted)" if last.margin is None else f"{last.margin:.4f}"
@@ -59,17 +52,12 @@ def cmd_check(args) -> int:
 
 def cmd_simulate(args) -> int:
     """Run every manager over the same seeded runs; print (and optionally write) the summary."""
-    import pandas as pd
-
-    from workbench import agentsim
-    from workbench.scenario import atomic_write_text
-
-    managers = [m.strip() for m in args.managers.split(",") if m.strip()]
-    for m in managers:
-        if m not in WM.MANAGERS:
-            raise ValueError(f"unknown manager {m!r}; choose from {', '.join(WM.MANAGERS)}")
-    runs = agentsim.simulate(managers, args.seeds, args.turns, args.capacity, args.encoder)
-    summary = agentsim.summarize(runs)
+    names = [m.strip() for m in args.managers.split(",") if m.strip()]
+    for m in names:
+        if m not in managers.MANAGERS:
+            raise ValueError(f"unknown manager {m!r}; choose from {', '.join(managers.MANAGERS)}")
+    runs = agent.simulate(names, args.seeds, args.turns, args.capacity, args.encoder)
+    summary = report.summary_table(runs)
     with pd.option_context(
         "display.width",
         200,
@@ -81,22 +69,16 @@ def cmd_simulate(args) -> int:
         print(summary.T.to_string())
     if args.out:
         out = Path(args.out)
-        atomic_write_text(
-            out / "closure_summary.csv",
-            summary.reset_index().to_csv(index=False, float_format="%.6f", lineterminator="\n"),
-        )
+        write_csv(summary.reset_index(), out / "closure_summary.csv", float_format="%.6f")
         timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
-        atomic_write_text(
-            out / "closure_timeline.csv",
-            timeline.to_csv(index=False, float_format="%.6f", lineterminator="\n"),
-        )
+        write_csv(timeline, out / "closure_timeline.csv", float_format="%.6f")
         print(f"wrote {out / 'closure_summary.csv'} and {out / 'closure_timeline.csv'}")
     return 0
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add `closure check` and `closure simulate` to a subparsers object."""
-    p = subparsers.add_parser("closure", help="referential closure of tool-call traces (seed 002)")
+    p = subparsers.add_parser("closure", help="referential closure of tool-call windows (seed 002)")
     sub = p.add_subparsers(dest="closure_command", required=True)
 
     c = sub.add_parser("check", help="check a window's closure; exit 1 when it fails")
@@ -105,9 +87,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--budget",
         type=int,
         default=None,
-        help="first replay the trace through a manager with this token capacity",
+        help="first replay the log through a manager with this token capacity",
     )
-    c.add_argument("--manager", default="relevance", choices=list(WM.MANAGERS))
+    c.add_argument("--manager", default="relevance", choices=list(managers.MANAGERS))
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     c.add_argument("--handle-re", default=C.HANDLE_RE)
@@ -116,27 +98,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     s = sub.add_parser("simulate", help="compare the managers over seeded agent runs")
-    s.add_argument("--seeds", type=_seeds, default=range(0, 5), help="A:B, half-open")
+    s.add_argument(
+        "--seeds", type=seeds_arg, default=range(0, 5), help="A:B (half-open) or N = 0:N"
+    )
     s.add_argument("--turns", type=int, default=300)
     s.add_argument("--capacity", type=int, default=400, help="window capacity in tokens")
-    s.add_argument("--managers", default=",".join(WM.MANAGERS))
+    s.add_argument("--managers", default=",".join(managers.MANAGERS))
     s.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     s.add_argument("--out", default=None, help="folder for closure_summary.csv and the timeline")
     s.set_defaults(func=cmd_simulate)
     return p
-
-
-def main(argv=None) -> int:
-    """`closure ...` on its own parser (for tests and for use before the main CLI wires it)."""
-    ap = argparse.ArgumentParser(prog="workbench")
-    add_parser(ap.add_subparsers(dest="command", required=True))
-    args = ap.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except ValueError as e:
-        print(f"workbench closure: error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,37 +8,27 @@ Intervals resample whole episodes: the queries of one stream share its survivors
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from workbench.encoders import tokenize
-from workbench.recall_episodes import (  # noqa: F401  (re-exported: the public API lives here)
-    QUERY_FORMS,
-    Episodes,
-    SquadPool,
-    episode_rng,
-    load_squad,
-    make_episodes,
-    squad_episodes,
-)
-from workbench.recall_rules import (  # noqa: F401
+from workbench.recall.episodes import QUERY_FORMS, Episodes, episode_rng, make_episodes
+from workbench.recall.rules import (
     QUERY_AWARE,
     RETENTION_RULES,
     SELECTION_RULES,
+    expose,
     retain,
-    select,
     selection_scores,
 )
+from workbench.reference import paper_figures
 
 N_BOOT = 2000
-PAPER_FIGURES = Path(__file__).resolve().parents[1] / "data" / "reference" / "paper_figures.json"
 
 
 def _name(rule) -> str:
@@ -123,7 +113,7 @@ def run_grid(
             for s in selection_rules
         ]
     )
-    pairs = [select(scores[s], kept[r], k) for r in range(len(kept)) for s in range(len(scores))]
+    pairs = [expose(scores[s], kept[r], k) for r in range(len(kept)) for s in range(len(scores))]
     shape = (len(kept), len(scores)) + scores.shape[1:]
     exposed = np.stack([p[0] for p in pairs]).reshape(shape)
     rank = np.stack([p[1] for p in pairs]).reshape(shape)
@@ -178,14 +168,6 @@ def recall_matrix(grid: Grid) -> dict[str, dict[str, float]]:
         r: {s: round(100 * float(hits[i, j]), 1) for j, s in enumerate(grid.selection_rules)}
         for i, r in enumerate(grid.retention_rules)
     }
-
-
-def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write a table as CSV atomically (whole or not at all)."""
-    from workbench.scenario import atomic_write_text
-
-    atomic_write_text(path, df.to_csv(index=False, lineterminator="\n"))
-    return Path(path)
 
 
 # --- bootstrap over episodes ----------------------------------------------------------------
@@ -562,9 +544,9 @@ def answer_accuracy(
     return pd.DataFrame(rows)
 
 
-def load_paper_figures(path: str | Path = PAPER_FIGURES) -> dict:
-    """The published numbers of the retention-vs-selection paper (repo copy of the reference file)."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))["retention_vs_selection_paper"]
+def load_paper_figures() -> dict:
+    """The published numbers of the retention-vs-selection paper."""
+    return paper_figures("recall")
 
 
 def squad_numbers(grid: Grid, bounded: str = "recency", n_boot: int = N_BOOT) -> dict:

@@ -1,0 +1,170 @@
+"""The package's shape: notebooks paired with their sources, the import graph, the wheel."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "workbench"
+FLOOR = {"workbench.io", "workbench.seeds", "workbench.reference", "workbench.encoders"}
+
+
+# --- notebooks are their own source ------------------------------------------------------------
+
+
+def _cells(nb) -> list[tuple[str, str, tuple]]:
+    return [(c.cell_type, c.source, tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
+@pytest.mark.parametrize(
+    "notebook", sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+)
+def test_notebook_and_its_jupytext_source_agree(notebook):
+    """Every notebook is paired with a percent-format .py holding the same cells (the parameters
+    tag included); edit either, then `jupytext --sync`."""
+    ipynb = ROOT / "notebooks" / notebook
+    source = ipynb.with_suffix(".py")
+    assert source.exists(), f"{notebook} has no paired {source.name}"
+    a, b = jupytext.read(ipynb), jupytext.read(source)
+    assert a.metadata.get("jupytext", {}).get("formats") == "ipynb,py:percent"
+    assert _cells(a) == _cells(b), f"{notebook} and {source.name} drifted: run jupytext --sync"
+    assert any("parameters" in tags for _, _, tags in _cells(b)), "no parameters cell"
+
+
+# --- the import graph --------------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> tuple[set[str], list[str]]:
+    """(workbench modules imported at module level, workbench imports hidden inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top, hidden = set(), []
+
+    def names(node) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out = []  # `from workbench.closure import agent` imports the module workbench.closure.agent
+            for a in node.names:
+                sub = ROOT / node.module.replace(".", "/") / f"{a.name}.py"
+                out.append(f"{node.module}.{a.name}" if sub.exists() else node.module)
+            return out
+        return []
+
+    for node in tree.body:
+        for n in names(node):
+            if n.startswith("workbench"):
+                top.add(n)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for sub in ast.walk(node):
+                hidden += [n for n in names(sub) if n.startswith("workbench")]
+    return top, hidden
+
+
+GRAPH = {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(name: str) -> str:
+    """A module name as a key of GRAPH (a package resolves to its __init__)."""
+    assert name in GRAPH, f"unknown workbench module {name}"
+    return name
+
+
+def test_no_workbench_import_hides_inside_a_function():
+    hidden = {m: h for m, (_, h) in GRAPH.items() if h}
+    assert not hidden, f"imports inside functions hide dependencies: {hidden}"
+
+
+@pytest.mark.parametrize("study", ["workbench.closure", "workbench.recall"])
+def test_the_two_studies_stand_on_the_floor_and_policies_only(study):
+    allowed = FLOOR | {"workbench.policies"}
+    for module, (top, _) in GRAPH.items():
+        if not module.startswith(study + "."):
+            continue
+        for dep in map(_resolve, top):
+            assert dep.startswith(study) or dep in allowed, f"{module} imports {dep}"
+
+
+def test_the_floor_imports_only_the_floor():
+    for module in FLOOR:
+        top, _ = GRAPH[module]
+        assert {_resolve(d) for d in top} <= FLOOR, f"{module} imports {top - FLOOR}"
+
+
+def test_no_import_cycles():
+    edges = {m: {_resolve(d) for d in top} - {m} for m, (top, _) in GRAPH.items()}
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    def visit(m, path):
+        state[m] = 1
+        for d in sorted(edges.get(m, ())):
+            if state.get(d) == 1:
+                pytest.fail("import cycle: " + " -> ".join([*path, m, d]))
+            if d in edges and not state.get(d):
+                visit(d, [*path, m])
+        state[m] = 2
+
+    for m in sorted(edges):
+        if not state.get(m):
+            visit(m, [])
+
+
+# --- an installed wheel works outside a checkout -------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.sentence
+def test_wheel_installs_into_a_fresh_venv_and_runs_the_main_suite(tmp_path):
+    """Build the wheel, install it (no dependencies) into a new venv, and run `workbench suite
+    main` from a folder outside the checkout: protocols and reference figures must ship inside
+    the package. The new venv borrows the dependencies (numpy, torch, ...) of this one through
+    PYTHONPATH, which adds no .pth files, so this checkout's editable install stays invisible."""
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(wheels), str(ROOT)],
+        check=True,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("workbench-*.whl")
+    env_dir = tmp_path / "fresh"
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True
+    )
+    env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = subprocess.run(
+        [str(py), "-c", "import importlib.resources as ir, workbench; print(workbench.__file__);"
+         "print(ir.files('workbench').joinpath('py.typed').is_file())"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    file, typed = where.stdout.split()
+    assert Path(file).is_relative_to(env_dir), f"imported {file}, not the installed wheel"
+    assert typed == "True", "py.typed is not in the wheel"
+    run = subprocess.run(
+        [str(env_dir / "bin" / "workbench"), "suite", "main", "--seeds", "0:2", "--out", "out"],
+        cwd=elsewhere, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    summary = (elsewhere / "out" / "summary.csv").read_text().splitlines()
+    assert summary[0] == "encoder,regime,policy,mean,std,n"
+    assert len(summary) == 1 + 2 * 2 * 3  # encoders x regimes x policies
