@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from workbench import handles
 from workbench.cli import main as workbench_main
 from workbench.closure import agent as agentsim
 from workbench.closure import managers, report
@@ -74,15 +75,15 @@ def test_default_patterns_are_the_notes():
     ref = json.loads((ROOT / "workbench" / "data" / "paper_figures.json").read_text())[
         "closure_note"
     ]
-    assert closure.HANDLE_RE == ref["handle_pattern"]
-    assert closure.DEFINITION_RE == ref["definition_pattern"]
-    refs, defs, tombs = closure.DEFAULT_PATTERNS.scan('{"id": "run_8841", "status": "queued"}')
+    assert handles.HANDLE_RE == ref["handle_pattern"]
+    assert handles.DEFINITION_RE == ref["definition_pattern"]
+    refs, defs, tombs = handles.DEFAULT_PATTERNS.scan('{"id": "run_8841", "status": "queued"}')
     assert refs == {"run_8841"} and defs == {"run_8841"} and not tombs
-    refs, defs, tombs = closure.DEFAULT_PATTERNS.scan(
+    refs, defs, tombs = handles.DEFAULT_PATTERNS.scan(
         '{"evicted_ref": "run_8841", "recoverable": true}'
     )
     assert tombs == {"run_8841"} and not refs and not defs  # a tombstone is not a reference
-    assert closure.DEFAULT_PATTERNS.scan("poll(run_88) and xrun_8841")[0] == frozenset()
+    assert handles.DEFAULT_PATTERNS.scan("poll(run_88) and xrun_8841")[0] == frozenset()
 
 
 def test_window_with_evicted_binding_has_orphan_and_asymmetric_pair():
@@ -108,7 +109,7 @@ def test_custom_patterns_are_used():
         Span("a", 0, "result", '{"id": "ticket-12"}'),
         Span("b", 1, "call", "close(ticket-12)"),
     ]
-    pats = closure.Patterns(r"\bticket-\d+\b", r'"id"\s*:\s*"(ticket-\d+)"')
+    pats = handles.Patterns(r"\bticket-\d+\b", r'"id"\s*:\s*"(ticket-\d+)"')
     assert closure.analyze(spans, [False, True], patterns=pats).orphans == {"ticket-12": ("b",)}
     assert closure.analyze(spans, [False, True]).closed  # the default patterns see no handle
 
@@ -350,7 +351,7 @@ def test_relevance_only_fails_and_closure_managers_do_not(small_runs):
 
 def test_simulated_handles_follow_the_notes_pattern(small_runs):
     fails = report.failures(next(r for r in small_runs if r.manager == "relevance"))
-    assert len(fails) and fails.call.str.contains(closure.HANDLE_RE).all()
+    assert len(fails) and fails.call.str.contains(handles.HANDLE_RE).all()
     assert set(fails.kind) <= {"invalid", "corrupt"}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -15,7 +16,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "workbench"
-FLOOR = {"workbench.io", "workbench.seeds", "workbench.reference", "workbench.encoders"}
+FLOOR = {
+    "workbench.io",
+    "workbench.seeds",
+    "workbench.reference",
+    "workbench.encoders",
+    "workbench.handles",
+}
 
 
 # --- notebooks are their own source ------------------------------------------------------------
@@ -136,10 +143,16 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_the_main_suite(tmp_path):
     main` from a folder outside the checkout: protocols and reference figures must ship inside
     the package. The new venv borrows the dependencies (numpy, torch, ...) of this one through
     PYTHONPATH, which adds no .pth files, so this checkout's editable install stays invisible."""
+    src = tmp_path / "src"  # build from a copy: setuptools writes build/ beside the sources
+    shutil.copytree(
+        ROOT / "workbench", src / "workbench", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     wheels = tmp_path / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(wheels), str(ROOT)],
+         "-w", str(wheels), str(src)],
         check=True,
     )  # fmt: skip
     (wheel,) = wheels.glob("workbench-*.whl")

@@ -9,12 +9,13 @@ import pandas as pd
 
 from workbench.closure import agent, managers, report
 from workbench.closure import spans as C
+from workbench.handles import DEFINITION_RE, HANDLE_RE, TOMBSTONE_RE, Patterns
 from workbench.io import write_csv
 from workbench.seeds import seeds_arg
 
 
-def _patterns(args) -> C.Patterns:
-    return C.Patterns(args.handle_re, args.definition_re, args.tombstone_re)
+def _patterns(args) -> Patterns:
+    return Patterns(args.handle_re, args.definition_re, args.tombstone_re)
 
 
 def cmd_check(args) -> int:
@@ -92,9 +93,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.add_argument("--manager", default="relevance", choices=list(managers.MANAGERS))
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
-    c.add_argument("--handle-re", default=C.HANDLE_RE)
-    c.add_argument("--definition-re", default=C.DEFINITION_RE, help="group 1 is the handle")
-    c.add_argument("--tombstone-re", default=C.TOMBSTONE_RE, help="group 1 is the handle")
+    c.add_argument("--handle-re", default=HANDLE_RE)
+    c.add_argument("--definition-re", default=DEFINITION_RE, help="group 1 is the handle")
+    c.add_argument("--tombstone-re", default=TOMBSTONE_RE, help="group 1 is the handle")
     c.set_defaults(func=cmd_check)
 
     s = sub.add_parser("simulate", help="compare the managers over seeded agent runs")

@@ -11,9 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.closure.spans import (
-    DEFAULT_PATTERNS,
     ContextClosureError,
-    Patterns,
     Span,
     SpanIndex,
     WindowReport,
@@ -22,6 +20,7 @@ from workbench.closure.spans import (
     tombstone_span,
 )
 from workbench.encoders import get_encoder
+from workbench.handles import DEFAULT_PATTERNS, Patterns
 from workbench.policies import DSGC, eviction_margin
 
 # --- window managers over a growing log -------------------------------------------------------

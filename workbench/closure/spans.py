@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
 from workbench.encoders import token_cost
+from workbench.handles import DEFAULT_PATTERNS, Patterns
 from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 from workbench.policies import eviction_margin
 
 ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call
-HANDLE_RE = r"\b(?:run|job|sess|doc)_[0-9a-f]{4,}\b"
-DEFINITION_RE = r'"id"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
-TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"((?:run|job|sess|doc)_[0-9a-f]{4,})"'
 
 
 class SpanError(InputError):
@@ -120,32 +116,6 @@ def save_spans(spans, path: str | os.PathLike) -> None:
     atomic_write_text(
         path, "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in spans)
     )
-
-
-# --- handles ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Patterns:
-    """The regexes that find handle references, handle definitions and tombstones in span text."""
-
-    handle: str = HANDLE_RE
-    definition: str = DEFINITION_RE  # group 1 is the handle
-    tombstone: str = TOMBSTONE_RE  # group 1 is the handle
-
-    @cached_property
-    def _compiled(self):
-        return re.compile(self.handle), re.compile(self.definition), re.compile(self.tombstone)
-
-    def scan(self, text: str) -> tuple[frozenset, frozenset, frozenset]:
-        """(referenced, defined, tombstoned) handles of one text; a tombstone is not a reference."""
-        h, d, t = self._compiled
-        tombs = frozenset(t.findall(text))
-        refs = frozenset(h.findall(text)) - tombs
-        return refs, frozenset(d.findall(text)), tombs
-
-
-DEFAULT_PATTERNS = Patterns()
 
 
 @dataclass(frozen=True, repr=False)
