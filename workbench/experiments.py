@@ -422,11 +422,7 @@ def with_paper(summary: pd.DataFrame, table: str) -> pd.DataFrame:
     ref = ref.drop_duplicates(keys)[[*keys, "mean", "std"]].rename(
         columns={"mean": "paper_mean", "std": "paper_std"}
     )
-    out = summary.drop(
-        columns=[
-            c for c in ("ours", "paper", "paper_mean", "paper_std", "diff") if c in summary.columns
-        ]
-    ).merge(ref, on=keys, how="left")
+    out = summary.merge(ref, on=keys, how="left")
     out["diff"] = out["mean"] - out["paper_mean"]
     out["ours"] = [fmt(m, s) for m, s in zip(out["mean"], out["std"], strict=True)]
     out["paper"] = [
