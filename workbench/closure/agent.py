@@ -1,13 +1,22 @@
-"""A seeded long-horizon agent that submits jobs, polls them, queries sessions, reads documents,
-reasons and chats, with its context window owned by a closure manager; plus the reports.
+"""A seeded long-horizon agent that acts from its own task plan, with its context window owned by
+a window manager: it submits jobs, opens sessions, finds documents, and later continues them.
 
-The agent acts only on what its window shows: it polls a job, queries a session or reads a
-document when a retained span mentions that object. To use the object it needs the binding (a
-retained span that defines the handle, or a tombstone it can restore). Without one it re-issues
-a plausible mutated handle (hex suffix +-1 or 2): if the sparse namespace holds that handle the
-tool accepts it (silent corruption), otherwise the call errors (invalid call), as in seed 002.
-Each turn draws from its own generator `default_rng([seed, turn])`, so runs under different
-managers make the same choices until their windows differ.
+Like an LLM agent, it remembers *what* it is doing (continue the churn-model job), not the
+handle: the plan holds no identifiers. To continue a task it reconstructs the handle from what
+the window holds:
+
+- a retained span defines the handle (the submit result, say): the right handle (`ok`);
+- `lenient` (the default): a retained span names it (an earlier poll): copied (`copied`);
+- only a tombstone stands for it: the component is restored first, a loud, recoverable miss
+  (`restored`);
+- nothing: it re-issues a plausible mutated handle (hex suffix +-1 or 2). If the dense namespace
+  holds that handle the tool accepts it (`corrupt`: silent corruption); otherwise the tool errors
+  (`tool_error`: loud).
+
+A gate in raise mode raises `ContextClosureError` at eviction time (loud); the harness then
+repairs, re-running the cycle in throttle mode, as a caller catching the error would. Every turn
+draws from its own generator `default_rng([seed, turn])`, so runs under different managers make
+the same choices until their windows differ.
 """
 
 from __future__ import annotations
@@ -19,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.closure.managers import MANAGERS, make_manager
-from workbench.closure.spans import Span
+from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, Span
+from workbench.handles import Patterns
 
 TOPICS = (
     "train the churn model on the customer sales table",
@@ -43,79 +53,83 @@ THOUGHTS = (
 )
 # action: weight (drawn from fixed weights every turn, so choices align across managers)
 ACTIONS = {
-    "switch": 0.07,
-    "submit": 0.14,
-    "poll": 0.22,
-    "session": 0.05,
-    "query": 0.10,
-    "search": 0.07,
-    "read": 0.07,
-    "reason": 0.10,
-    "chat": 0.18,
+    "switch": 0.06,
+    "submit": 0.10,
+    "session": 0.04,
+    "search": 0.06,
+    "continue": 0.36,
+    "reason": 0.14,
+    "chat": 0.24,
 }
-PREFIX = {"job": ("run", "job"), "session": ("sess",), "doc": ("doc",)}
+USES = {"session": 3, "doc": 2}  # uses to finish (a job finishes when polled once it is ready)
+OUTCOMES = ("ok", "copied", "restored", "corrupt", "tool_error")
+LOUD = ("tool_error", "restored", "raise_dangling", "raise_margin")
 
 
 @dataclass
-class _Obj:
-    """A job, session or document the agent created (simulator ground truth, mutable)."""
+class Task:
+    """A job, session or document in the agent's plan (simulator ground truth, mutable)."""
 
     kind: str
-    handle: str
+    handle: str  # ground truth: the agent never reads it, it rebuilds it from the window
     project: int
     ready: int  # turn a job finishes / a session expires
-    span_ids: list = field(default_factory=list)
-    status: str = "open"  # open, done, lost
     uses: int = 0
+    status: str = "open"  # open, done, corrupt, lost, expired
+    span_ids: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, repr=False)
 class Run:
-    """One simulated run under one manager: the per-turn timeline and the eviction cycles."""
+    """One simulated run under one manager: the per-turn timeline, the cycles and the counts."""
 
-    manager: str
+    manager: str  # the label: the manager's name, "-raise" / "-off" when so run
     seed: int
     timeline: pd.DataFrame
     cycles: tuple
+    counts: dict  # outcomes, gate raises, pre-dispatch-catchable failures
     jobs_submitted: int
     jobs_done: int
-    restores: int
+    over_budget: tuple  # (turn, tokens over capacity) after each step that ended over
+
+    @property
+    def silent(self) -> int:
+        return self.counts["corrupt"]
+
+    @property
+    def loud(self) -> int:
+        return sum(self.counts[k] for k in LOUD)
 
     def __repr__(self) -> str:
-        t = self.timeline
         return (
-            f"Run({self.manager}, seed={self.seed}, {len(t)} turns, "
-            f"invalid={int(t.invalid.sum())}, corrupt={int(t.corrupt.sum())})"
+            f"Run({self.manager}, seed={self.seed}, {len(self.timeline)} turns, "
+            f"silent={self.silent}, loud={self.loud}, jobs {self.jobs_done}/{self.jobs_submitted})"
         )
 
 
-class _Agent:
+class PlanAgent:
     """The simulated agent bound to one manager (the world and its namespace live here too)."""
 
-    def __init__(self, manager, seed: int):
-        self.m, self.seed = manager, seed
+    def __init__(self, manager, seed: int, *, lenient: bool = True, max_open: int = 3):
+        self.m, self.seed, self.lenient, self.max_open = manager, seed, lenient, max_open
         base = np.random.default_rng([seed, 10**6])
         self.next_hex = {
             p: int(base.integers(0x1000, 0xE000)) for p in ("run", "job", "sess", "doc")
         }
-        self.namespace: set[str] = set()  # every handle the tool layer has issued (sparse)
-        self.objs: list[_Obj] = []
+        self.namespace: set[str] = set()  # every handle the tool layer has issued (dense)
+        self.tasks: list[Task] = []
         self.project = 0
         self.serial = 0
-        self.restores = 0
+        self.counts = dict.fromkeys(
+            (*OUTCOMES, "raise_dangling", "raise_margin", "precheck_would_refuse"), 0
+        )
 
-    # --- helpers ---
-    def _span(self, turn, role, text, obj=None, deps=()) -> Span:
+    def _span(self, t, role, text, task=None, deps=()) -> Span:
         self.serial += 1
-        s = Span(f"s{self.serial}", turn, role, text, tuple(deps))
-        if obj is not None:
-            obj.span_ids.append(s.id)
+        s = Span(f"s{self.serial}", t, role, text, tuple(deps))
+        if task is not None:
+            task.span_ids.append(s.id)
         return s
-
-    def _obj(self, kind, handle, ready) -> _Obj:
-        o = _Obj(kind, handle, self.project, ready)
-        self.objs.append(o)
-        return o
 
     def _new_handle(self, prefix, rng) -> str:
         self.next_hex[prefix] += int(rng.integers(1, 3))  # gaps of 1-2: a dense, guessable space
@@ -123,164 +137,246 @@ class _Agent:
         self.namespace.add(h)
         return h
 
-    def _known(self, kind) -> list[_Obj]:
-        """Open objects of the current project that the window still shows (or tombstones)."""
-        kept, pos = self.m.kept, self.m.index.pos
-        out = []
-        for o in self.objs:
-            if o.kind != kind or o.project != self.project or o.status != "open":
-                continue
-            if (
-                any(i in pos and kept[pos[i]] for i in o.span_ids)
-                or self.m.resolve(o.handle) == "recoverable"
-            ):
-                out.append(o)
-        return out
+    def _open(self, kind=None) -> list[Task]:
+        return [k for k in self.tasks if k.status == "open" and kind in (None, k.kind)]
 
-    def _bind(self, obj: _Obj, rng) -> tuple[str, str]:
-        """(handle the agent will use, outcome: ok | corrupt | invalid)."""
-        state = self.m.resolve(obj.handle)
-        if state == "recoverable":
-            self.m.restore(obj.handle)
-            self.restores += 1
-            state = "bound"
+    def reconstruct(self, task: Task, rng) -> tuple[str, str]:
+        """(handle the agent will use, outcome): what the window gives it for this task."""
+        m = self.m
+        state = m.resolve(task.handle)
         if state == "bound":
-            return obj.handle, "ok"
-        prefix, hexpart = obj.handle.split("_")
+            return task.handle, "ok"
+        if self.lenient and any(p in m.retained for p in m.index.named_by.get(task.handle, ())):
+            return task.handle, "copied"
+        if state == "recoverable":
+            m.restore(task.handle)
+            return task.handle, "restored"
+        prefix, hexpart = task.handle.split("_")
         guess = f"{prefix}_{int(hexpart, 16) + int(rng.choice([-2, -1, 1, 2])):04x}"
-        return guess, ("corrupt" if guess in self.namespace else "invalid")
+        return guess, ("corrupt" if guess in self.namespace else "tool_error")
 
-    # --- one turn ---
+    def _step(self, goal: str, t: int):
+        try:
+            return self.m.step(goal, t)
+        except ContextClosureError as e:  # raise mode: loud; the harness repairs and goes on
+            self.counts[
+                "raise_margin" if str(e).startswith("eviction margin") else "raise_dangling"
+            ] += 1
+            self.m.mode = "throttle"
+            try:
+                return self.m.step(goal, t)
+            finally:
+                self.m.mode = "raise"
+
+    def _create(self, t, kind, prefix, call_text, body_of, rng, ready) -> list[Span]:
+        h = self._new_handle(prefix, rng)
+        k = Task(kind, h, self.project, ready)
+        call = self._span(t, "call", call_text, k)
+        role = "retrieval" if kind == "doc" else "result"
+        self.tasks.append(k)
+        return [call, self._span(t, role, json.dumps(body_of(h)), k, [call.id])]
+
+    def _continue(self, t, rng) -> tuple[list[Span], str, str]:
+        """Continue a task of the current project (else the oldest open task)."""
+        cands = [k for k in self._open() if k.project == self.project] or self._open()[:1]
+        k = cands[int(rng.integers(len(cands)))]
+        h, outcome = self.reconstruct(k, rng)
+        self.counts[outcome] += 1
+        if outcome in ("corrupt", "tool_error") and self.m.resolve(h) == "missing":
+            if not any(p in self.m.retained for p in self.m.index.named_by.get(h, ())):
+                # a check before dispatch ("is this handle bound in the window?") refuses it
+                self.counts["precheck_would_refuse"] += 1
+        topic = TOPICS[k.project]
+        text = {
+            "job": f'poll(job="{h}")  # check on: {topic}',
+            "session": f'query(session="{h}", sql="select rows to {topic}")',
+            "doc": f'read_doc(doc="{h}")  # background to {topic}',
+        }[k.kind]
+        call = self._span(t, "call", text, k)
+        if outcome == "tool_error":
+            body, k.status = {"error": f"unknown handle {h}"}, "lost"
+        elif outcome == "corrupt":
+            body = {"job": h, "status": "done"} if k.kind == "job" else {k.kind: h, "rows": 7}
+            k.status = "corrupt"  # the agent believes the wrong object answered
+        else:
+            k.uses += 1
+            done = t >= k.ready if k.kind == "job" else k.uses >= USES[k.kind]
+            body = {
+                "job": {"job": h, "status": "done" if done else "running"},
+                "session": {"session": h, "rows": int(rng.integers(10, 5000))},
+                "doc": {"doc": h, "section": k.uses},
+            }[k.kind]
+            if done:
+                k.status = "done"
+        out = [call, self._span(t, "result", json.dumps(body), k, [call.id])]
+        if k.status == "done" and k.kind == "job":
+            out.append(self._span(t, "reasoning", f"{h} finished, so I can report on: {topic}", k))
+        failing = text if outcome in ("corrupt", "tool_error") else ""
+        return out, outcome, failing
+
     def turn(self, t: int) -> dict:
         rng = np.random.default_rng([self.seed, t])
         action = rng.choice(
             list(ACTIONS), p=np.array(list(ACTIONS.values())) / sum(ACTIONS.values())
         )
         topic = TOPICS[self.project]
-        spans, outcome, failing = [], "ok", ""
+        spans, outcome, failing = [], "", ""
         if t == 0 or action == "switch":
             self.project = int(rng.integers(len(TOPICS))) if t else 0
             topic = TOPICS[self.project]
             spans.append(self._span(t, "user", f"Let us get back to the task: {topic}."))
-        elif action == "submit" and len(self._known("job")) < 2:
-            h = self._new_handle(str(rng.choice(PREFIX["job"])), rng)
-            o = self._obj("job", h, t + int(rng.integers(8, 40)))
-            call = self._span(
-                t, "call", f'submit_job(task="{topic}", variant={int(rng.integers(1, 9))})', o
+        elif action == "submit" and len(self._open("job")) < self.max_open:
+            prefix = str(rng.choice(["run", "job"]))
+            variant = int(rng.integers(1, 9))
+            spans += self._create(
+                t,
+                "job",
+                prefix,
+                f'submit_job(task="{topic}", variant={variant})',
+                lambda h: {"id": h, "status": "queued"},
+                rng,
+                t + int(rng.integers(8, 40)),
             )
-            res = self._span(t, "result", json.dumps({"id": h, "status": "queued"}), o, [call.id])
-            spans += [call, res]
-        elif action in ("poll", "query", "read") and self._known(
-            {"poll": "job", "query": "session", "read": "doc"}[action]
-        ):
-            kind = {"poll": "job", "query": "session", "read": "doc"}[action]
-            cands = self._known(kind)
-            o = cands[int(rng.integers(len(cands)))]
-            h, outcome = self._bind(o, rng)
-            text = {
-                "job": f'poll(job="{h}")  # check on: {topic}',
-                "session": f'query(session="{h}", sql="select rows to {topic}")',
-                "doc": f'read_doc(doc="{h}")  # background to {topic}',
-            }[kind]
-            call = self._span(t, "call", text, o)
-            if outcome == "invalid":
-                failing = text
-                res = self._span(
-                    t, "result", json.dumps({"error": f"unknown handle {h}"}), o, [call.id]
-                )
-                o.status = "lost"
-            elif outcome == "corrupt":
-                failing = text
-                res = self._span(
-                    t, "result", json.dumps({"job": h, "status": "done"}), o, [call.id]
-                )
-                o.status = "lost"  # the agent believes the wrong object answered
-            else:
-                o.uses += 1
-                body = {
-                    "job": {"job": h, "status": "done" if t >= o.ready else "running"},
-                    "session": {"session": h, "rows": int(rng.integers(10, 5000))},
-                    "doc": {"doc": h, "section": o.uses},
-                }[kind]
-                res = self._span(t, "result", json.dumps(body), o, [call.id])
-                if (kind == "job" and t >= o.ready) or (
-                    kind != "job" and (t >= o.ready or o.uses >= 3)
-                ):
-                    o.status = "done"
-            spans += [call, res]
-            if o.status == "done" and kind == "job":
-                spans.append(
-                    self._span(t, "reasoning", f"{h} finished, so I can report on: {topic}", o)
-                )
-        elif action == "session" and not self._known("session"):
-            h = self._new_handle("sess", rng)
-            o = self._obj("session", h, t + 30)
-            call = self._span(t, "call", f'open_session(db="warehouse", purpose="{topic}")', o)
-            spans += [call, self._span(t, "result", json.dumps({"id": h, "ttl": 30}), o, [call.id])]
-        elif action == "search":
-            h = self._new_handle("doc", rng)
-            o = self._obj("doc", h, t + 60)
-            call = self._span(t, "call", f'search_docs(query="{topic}")', o)
-            doc = {"id": h, "title": f"notes: {topic}", "text": f"how we {topic} in practice"}
-            spans += [call, self._span(t, "retrieval", json.dumps(doc), o, [call.id])]
+        elif action == "session" and not self._open("session"):
+            spans += self._create(
+                t,
+                "session",
+                "sess",
+                f'open_session(db="warehouse", purpose="{topic}")',
+                lambda h: {"id": h, "ttl": 30},
+                rng,
+                t + 30,
+            )
+        elif action == "search" and len(self._open("doc")) < self.max_open:
+            spans += self._create(
+                t,
+                "doc",
+                "doc",
+                f'search_docs(query="{topic}")',
+                lambda h: {
+                    "id": h,
+                    "title": f"notes: {topic}",
+                    "text": f"how we {topic} in practice",
+                },
+                rng,
+                t + 60,
+            )
+        elif action == "continue" and self._open():
+            more, outcome, failing = self._continue(t, rng)
+            spans += more
         elif action == "chat":
             spans.append(self._span(t, "user", str(rng.choice(CHATTER))))
         else:
-            thought = f"Thinking about how to {topic}: {rng.choice(THOUGHTS)}."
-            jobs = [o for o in self._known("job") if self.m.resolve(o.handle) == "bound"]
-            o = jobs[int(rng.integers(len(jobs)))] if jobs and rng.random() < 0.5 else None
-            if o is not None:
-                thought += f" Still waiting on {o.handle}."
-            spans.append(self._span(t, "reasoning", thought, o))
-        for o in self.objs:
-            if o.status == "open" and o.kind != "job" and t >= o.ready:
-                o.status = "done"  # sessions expire, documents go stale
+            spans.append(
+                self._span(
+                    t, "reasoning", f"Thinking about how to {topic}: {rng.choice(THOUGHTS)}."
+                )
+            )
+        for k in self.tasks:
+            if k.status == "open" and k.kind == "session" and t >= k.ready:
+                k.status = "expired"
         self.m.add(*spans)
-        cyc = self.m.step(TOPICS[self.project], t)
+        raises = self.counts["raise_dangling"] + self.counts["raise_margin"]
+        cyc = self._step(TOPICS[self.project], t)
         rep = self.m.report()
+        m = self.m
         return {
             "turn": t,
-            "used": self.m.used,
-            "occupancy": self.m.occupancy,
+            "used": m.used,
+            "occupancy": m.occupancy,
             "margin": np.nan if cyc is None or cyc.margin is None else cyc.margin,
             "cycle": cyc is not None,
-            "orphans": len(rep.orphans),
+            "throttled": bool(cyc is not None and cyc.throttled),
+            # a window orphan whose definition the log holds was lost to eviction; one defined
+            # nowhere is the agent's own guess (a tool error), not the manager's doing
+            "orphans": sum(h in m.index.definer for h in rep.orphans),
+            "undefined": sum(h not in m.index.definer for h in rep.orphans),
             "asymmetric": len(rep.asymmetric),
-            "invalid": int(outcome == "invalid"),
-            "corrupt": int(outcome == "corrupt"),
-            "closure_tokens": self.m.closure_tokens,
+            "outcome": outcome,
+            "silent": int(outcome == "corrupt"),
+            "loud": int(outcome in ("tool_error", "restored"))
+            + self.counts["raise_dangling"]
+            + self.counts["raise_margin"]
+            - raises,
+            "closure_tokens": m.closure_tokens,
+            "over": max(m.used - m.capacity, 0),
             "failing_call": failing,
         }
 
 
+def label(manager: str, mode: str = "throttle", enforce: bool = True) -> str:
+    """A run's label: the manager, with '-raise' or '-off' when run so."""
+    return manager + ("-off" if not enforce else "") + ("-raise" if mode == "raise" else "")
+
+
 def simulate_run(
-    manager: str, seed: int, turns: int = 300, capacity: int = 400, encoder: str = "lexical", **kw
+    manager: str,
+    seed: int,
+    turns: int = 300,
+    capacity: int = 400,
+    encoder: str = "lexical",
+    *,
+    mode: str = "throttle",
+    enforce: bool = True,
+    lenient: bool = True,
+    **kw,
 ) -> Run:
     """One seeded run of the agent under one manager."""
-    m = make_manager(manager, capacity, encoder=encoder, **kw)
-    agent = _Agent(m, seed)
+    mode = mode if manager == "gate" else "throttle"  # only the gate has a raise mode
+    m = make_manager(manager, capacity, encoder=encoder, mode=mode, enforce=enforce, **kw)
+    agent = PlanAgent(m, seed, lenient=lenient)
     rows = [agent.turn(t) for t in range(turns)]
     tl = pd.DataFrame(rows)
+    name = label(manager, mode, enforce)
     tl.insert(0, "seed", seed)
-    tl.insert(0, "manager", manager)
-    jobs = [o for o in agent.objs if o.kind == "job"]
+    tl.insert(0, "manager", name)
+    jobs = [k for k in agent.tasks if k.kind == "job"]
     return Run(
-        manager,
+        name,
         seed,
         tl,
         tuple(m.cycles),
+        dict(agent.counts),
         len(jobs),
-        sum(o.status == "done" for o in jobs),
-        agent.restores,
+        sum(k.status == "done" for k in jobs),
+        tuple(m.over_budget),
     )
 
 
 def simulate(
     managers=tuple(MANAGERS),
-    seeds=range(5),
+    seeds=range(10),
     turns: int = 300,
     capacity: int = 400,
     encoder: str = "lexical",
+    *,
+    mode: str = "throttle",
+    enforce: bool = True,
+    lenient: bool = True,
 ) -> list[Run]:
     """The same seeded runs under every manager."""
-    return [simulate_run(m, s, turns, capacity, encoder) for m in managers for s in seeds]
+    return [
+        simulate_run(m, s, turns, capacity, encoder, mode=mode, enforce=enforce, lenient=lenient)
+        for m in managers
+        for s in seeds
+    ]
+
+
+def natural_language_only(spans, patterns: Patterns = CLOSURE_PATTERNS) -> list[Span]:
+    """The decision-boundary control's log: the user and reasoning spans that name no handle,
+    as a fresh log (no calls, results, documents or dependencies)."""
+    return [
+        Span(s.id, s.turn, s.role, s.text)
+        for s in spans
+        if s.role in ("user", "reasoning") and not any(patterns.scan(s.text))
+    ]
+
+
+def episode_log(seed: int, turns: int = 300, capacity: int = 10**9) -> list[Span]:
+    """The full log the agent writes on one seed when nothing is evicted (the episodes the log
+    generators and the decision-boundary control start from)."""
+    m = make_manager("relevance", capacity)
+    agent = PlanAgent(m, seed)
+    for t in range(turns):
+        agent.turn(t)
+    return list(m.index.spans)

@@ -1,39 +1,117 @@
-"""The `workbench closure` command: check a window's referential closure; simulate the managers."""
+"""The `workbench closure` command: check a window's or an agent log's referential closure, trim
+an agent log closure-safely, simulate the managers."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pandas as pd
 
-from workbench.closure import agent, managers, report
+from workbench.closure import agent, gate, managers, report
+from workbench.closure import logs as L
 from workbench.closure import spans as C
-from workbench.handles import DEFINITION_RE, HANDLE_RE, TOMBSTONE_RE, Patterns
+from workbench.closure.trim import STRATEGIES, trim_log
+from workbench.handles import HANDLE_RE
 from workbench.io import write_csv
 from workbench.seeds import seeds_arg
 
+FORMATS = ("auto", "workbench", *L.FORMATS)
 
-def _patterns(args) -> Patterns:
-    return Patterns(args.handle_re, args.definition_re, args.tombstone_re)
+
+def _patterns(args):
+    return C.closure_patterns(args.handle_re, args.definition_re, args.tombstone_re)
+
+
+def _format(path, fmt: str) -> str:
+    """`workbench` for a window JSONL, else the agent-log format (detected unless given)."""
+    if fmt != "auto":
+        return fmt
+    try:
+        with open(path, encoding="utf-8") as fh:
+            obj = json.load(fh)
+    except (OSError, UnicodeDecodeError):
+        return "workbench"  # the span reader names the problem
+    except json.JSONDecodeError:
+        return "workbench"  # JSONL (several values) or broken JSON: the span reader says which
+    if isinstance(obj, dict) and {"id", "turn", "role", "text"} <= set(obj):
+        return "workbench"  # a one-span window
+    return L.detect(obj)
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=1, allow_nan=False))
 
 
 def cmd_check(args) -> int:
-    """Print orphans and asymmetric pairs of a window; exit 1 when closure fails."""
-    spans = C.load_spans(args.window)
+    """Closure of a window or an agent log; exit 1 when it fails (or the gate raises, or the
+    window ends over budget)."""
+    fmt = _format(args.window, args.format)
     patterns = _patterns(args)
+    if fmt != "workbench":
+        log = L.load(args.window, fmt)
+        rep = L.check(log, patterns=patterns)
+        if args.json:
+            _print_json({"log": str(args.window), "format": log.format, **rep.to_dict()})
+        else:
+            print(f"log {args.window}: {log.format}, {len(log.messages)} messages")
+            print(*rep.lines(), sep="\n")
+        return 0 if rep.closed else 1
+    spans = C.load_spans(args.window)
     if args.budget is None:
-        report = C.analyze(spans, patterns=patterns)
+        rep = C.analyze(spans, patterns=patterns)
+        if args.json:
+            _print_json(
+                {
+                    "window": str(args.window),
+                    "closed": rep.closed,
+                    "orphans": rep.orphans,
+                    "missing_deps": rep.missing_deps,
+                    "asymmetric": rep.asymmetric,
+                }
+            )
+            return 0 if rep.closed else 1
         print(f"window {args.window}: {len(spans)} spans, {sum(s.cost for s in spans)} tokens")
+        print("eviction margin: n/a (no --budget: nothing to evict)")
+    elif args.manager is None:
+        d = gate.decide(
+            spans,
+            args.budget,
+            floor=args.floor,
+            mode=args.mode,
+            goal=args.goal,
+            encoder=args.encoder,
+            patterns=patterns,
+        )
+        if args.json:
+            _print_json({"window": str(args.window), **d.to_dict()})
+        else:
+            print(f"window {args.window}: {len(spans)} spans, {d.tokens} tokens; mode {args.mode}")
+            print(*d.lines(), sep="\n")
+        return 0 if d.decision != "raise" and d.closed and not d.over else 1
     else:
         mgr = managers.make_manager(
-            args.manager, args.budget, encoder=args.encoder, patterns=patterns
+            args.manager,
+            args.budget,
+            encoder=args.encoder,
+            patterns=patterns,
+            mode=args.mode if args.manager == "gate" else "throttle",
+            floor=args.floor,
         )
-        managers.replay(spans, mgr, args.goal)
-        report = mgr.report()
+        try:
+            managers.replay(spans, mgr, args.goal)
+        except C.ContextClosureError as e:
+            print(
+                f"log {args.window}: manager {args.manager} (mode raise), budget {args.budget}: "
+                f"raised at turn {max(mgr.index.spans[i].turn for i in mgr.retained)}"
+            )
+            print(f"ContextClosureError: {e}")
+            return 1
+        rep = mgr.report()
         print(
             f"log {args.window}: {len(spans)} spans; manager {args.manager}, budget "
-            f"{args.budget}: kept {int(mgr.kept.sum())}/{mgr.n} spans, {mgr.used} tokens, "
+            f"{args.budget}: kept {len(mgr.retained)}/{mgr.n} spans, {mgr.used} tokens, "
             f"{len(mgr.cycles)} eviction cycles"
         )
         last = mgr.cycles[-1] if mgr.cycles else None
@@ -44,11 +122,45 @@ def cmd_check(args) -> int:
             m = "n/a (nothing evicted)" if last.margin is None else f"{last.margin:.4f}"
             low = last.margin is not None and last.margin < mgr.floor
             flag = f" (below floor {mgr.floor:.2f})" if low else ""
-            print(f"eviction margin: {m}{flag}")
-    for line in report.lines():
+            print(f"eviction margin: {m}{flag}; decision: {last.decision}")
+        for turn, over in mgr.over_budget:
+            print(f"OVER BUDGET after turn {turn} by {over} tokens")
+        if mgr.over_budget and rep.closed:
+            for line in rep.lines():
+                print(line)
+            return 1
+    for line in rep.lines():
         if not line.startswith("eviction margin"):
             print(line)
-    return 0 if report.closed else 1
+    return 0 if rep.closed else 1
+
+
+def cmd_trim(args) -> int:
+    """Trim an agent log to a token budget without orphaning a call, a result or a handle."""
+    fmt = _format(args.log, args.format)
+    if fmt == "workbench":
+        raise C.SpanError(
+            "closure trim takes an agent log (OpenAI, Anthropic or LangChain JSON)", path=args.log
+        )
+    log = L.load(args.log, fmt)
+    t = trim_log(
+        log,
+        args.max_tokens,
+        keep_system=args.keep_system,
+        strategy=args.strategy,
+        patterns=_patterns(args),
+    )
+    L.save(t.output, args.out)
+    print(f"log {args.log}: {log.format}, {len(log.messages)} messages; budget {args.max_tokens}")
+    print(
+        f"kept {len(t.kept)} messages, {t.tokens} tokens (approx.), {len(t.tombstones)} "
+        f"tombstones{': ' + ', '.join(t.tombstones) if t.tombstones else ''}"
+    )
+    print(*t.report.lines(), sep="\n")
+    if t.over_budget:
+        print(f"OVER BUDGET by {t.over_budget} tokens: no closed window fits {args.max_tokens}")
+    print(f"wrote {args.out}")
+    return 0 if t.fits else 1
 
 
 def cmd_simulate(args) -> int:
@@ -57,8 +169,10 @@ def cmd_simulate(args) -> int:
     for m in names:
         if m not in managers.MANAGERS:
             raise ValueError(f"unknown manager {m!r}; choose from {', '.join(managers.MANAGERS)}")
-    runs = agent.simulate(names, args.seeds, args.turns, args.capacity, args.encoder)
-    summary = report.summary_table(runs)
+    runs = agent.simulate(
+        names, args.seeds, args.turns, args.capacity, args.encoder, mode=args.mode
+    )
+    summary = report.outcome_table(runs)
     with pd.option_context(
         "display.width",
         200,
@@ -70,33 +184,73 @@ def cmd_simulate(args) -> int:
         print(summary.T.to_string())
     if args.out:
         out = Path(args.out)
-        write_csv(summary.reset_index(), out / "closure_summary.csv", float_format="%.6f")
-        timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
+        src = (
+            f"simulated: workbench closure simulate --seeds {args.seeds.start}:{args.seeds.stop} "
+            f"--turns {args.turns} --capacity {args.capacity} --encoder {args.encoder} "
+            f"--mode {args.mode}"
+        )
+        write_csv(
+            summary.reset_index().assign(source=src),
+            out / "closure_summary.csv",
+            float_format="%.6f",
+        )
+        timeline = pd.concat([r.timeline for r in runs], ignore_index=True).assign(source=src)
         write_csv(timeline, out / "closure_timeline.csv", float_format="%.6f")
         print(f"wrote {out / 'closure_summary.csv'} and {out / 'closure_timeline.csv'}")
     return 0
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Add `closure check` and `closure simulate` to a subparsers object."""
+    """Add `closure check`, `closure trim` and `closure simulate` to a subparsers object."""
     p = subparsers.add_parser("closure", help="referential closure of tool-call windows (seed 002)")
     sub = p.add_subparsers(dest="closure_command", required=True)
 
-    c = sub.add_parser("check", help="check a window's closure; exit 1 when it fails")
-    c.add_argument("window", help="JSONL, one span a line (the spans the agent keeps now)")
+    def handle_rules(c):
+        c.add_argument("--handle-re", default=HANDLE_RE)
+        c.add_argument(
+            "--definition-re",
+            default=None,
+            help='group 1 is the handle (default: a JSON key "id" or "<name>_id" holding one)',
+        )
+        c.add_argument("--tombstone-re", default=None, help="group 1 is the handle")
+        c.add_argument("--format", default="auto", choices=FORMATS, help="default: detected")
+
+    c = sub.add_parser(
+        "check", help="check a window's or an agent log's closure; exit 1 when it fails"
+    )
+    c.add_argument(
+        "window",
+        help="window JSONL (one span a line, optional score / pinned) or an agent log "
+        "(OpenAI, Anthropic or LangChain JSON)",
+    )
     c.add_argument(
         "--budget",
         type=int,
         default=None,
-        help="first replay the log through a manager with this token capacity",
+        help="token budget: the gate's decision on the window (with --manager: replay the log)",
     )
-    c.add_argument("--manager", default="relevance", choices=list(managers.MANAGERS))
+    c.add_argument("--manager", default=None, choices=list(managers.MANAGERS))
+    c.add_argument("--mode", default="throttle", choices=list(managers.MODES))
+    c.add_argument("--floor", type=float, default=managers.FLOOR, help="eviction-margin floor")
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
-    c.add_argument("--handle-re", default=HANDLE_RE)
-    c.add_argument("--definition-re", default=DEFINITION_RE, help="group 1 is the handle")
-    c.add_argument("--tombstone-re", default=TOMBSTONE_RE, help="group 1 is the handle")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    handle_rules(c)
     c.set_defaults(func=cmd_check)
+
+    t = sub.add_parser("trim", help="trim an agent log closure-safely to a token budget")
+    t.add_argument("log", help="an agent log (OpenAI, Anthropic or LangChain JSON)")
+    t.add_argument("--max-tokens", type=int, required=True, help="budget (approximate tokens)")
+    t.add_argument(
+        "--keep-system",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep the system message (default: yes)",
+    )
+    t.add_argument("--strategy", default="last", choices=list(STRATEGIES))
+    t.add_argument("--out", required=True, help="the trimmed log, in the format it was read")
+    handle_rules(t)
+    t.set_defaults(func=cmd_trim)
 
     s = sub.add_parser("simulate", help="compare the managers over seeded agent runs")
     s.add_argument(
@@ -105,6 +259,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--turns", type=int, default=300)
     s.add_argument("--capacity", type=int, default=400, help="window capacity in tokens")
     s.add_argument("--managers", default=",".join(managers.MANAGERS))
+    s.add_argument("--mode", default="throttle", choices=list(managers.MODES))
     s.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     s.add_argument("--out", default=None, help="folder for closure_summary.csv and the timeline")
     s.set_defaults(func=cmd_simulate)

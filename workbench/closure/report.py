@@ -1,4 +1,5 @@
-"""Reports over simulated runs: the margin signal, the per-manager summary, timelines, stories."""
+"""Reports over simulated runs: outcomes and cost per manager with bootstrap intervals over seeds,
+the margin signal, the decision-boundary control, timelines, stories."""
 
 from __future__ import annotations
 
@@ -6,9 +7,105 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from workbench.closure.agent import Run
-from workbench.closure.managers import FLOOR, MANAGERS
+from workbench.closure.agent import LOUD, Run, episode_log, natural_language_only
+from workbench.closure.managers import FLOOR, MANAGERS, make_manager
 from workbench.reference import paper_figures
+
+BOOT = 2000  # bootstrap resamples over seeds
+
+
+def bootstrap(values, boot: int = BOOT, seed: int = 0, stat=np.mean) -> tuple[float, float]:
+    """95% percentile interval of `stat` over seeds resampled with replacement (rows of `values`
+    are seeds; a 2-column array is a ratio of sums: numerator, denominator)."""
+    v = np.asarray(values, dtype=float)
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(v), size=(boot, len(v)))
+    if v.ndim == 2:
+        num, den = v[idx, 0].sum(axis=1), v[idx, 1].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            stats = num / den
+        stats = stats[np.isfinite(stats)]
+        if not len(stats):
+            return float("nan"), float("nan")
+    else:
+        stats = stat(v[idx], axis=1)
+    lo, hi = np.percentile(stats, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def run_rows(runs) -> pd.DataFrame:
+    """One row per run (manager x seed): outcomes of the agent's calls, jobs, tokens, budget."""
+    ref = {r.seed: r.timeline.used.mean() for r in runs if r.manager == "relevance"}
+    rows = []
+    for r in runs:
+        tl, c = r.timeline, r.counts
+        rows.append(
+            {
+                "manager": r.manager,
+                "seed": r.seed,
+                "turns": len(tl),
+                "silent": c["corrupt"],
+                "loud": sum(c[k] for k in LOUD),
+                "tool_errors": c["tool_error"],
+                "restores": c["restored"],
+                "raises_dangling": c["raise_dangling"],
+                "raises_margin": c["raise_margin"],
+                "precheck_would_refuse": c["precheck_would_refuse"],
+                "copied": c["copied"],
+                "jobs_submitted": r.jobs_submitted,
+                "jobs_done": r.jobs_done,
+                "mean_tokens": tl.used.mean(),
+                "closure_tokens": tl.closure_tokens.mean(),
+                "extra_tokens_vs_relevance": tl.used.mean() / ref[r.seed] - 1
+                if r.seed in ref
+                else float("nan"),
+                "evicted_binding_turns": int((tl.orphans > 0).sum()),
+                "over_budget_turns": int((tl.over > 0).sum()),
+                "max_over": int(tl.over.max()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _interval(col, boot, seed):
+    lo, hi = bootstrap(col, boot, seed)
+    return float(np.mean(col)), lo, hi
+
+
+def outcome_table(runs, boot: int = BOOT, seed: int = 0) -> pd.DataFrame:
+    """Per manager: silent corruptions, loud errors and completed jobs per run (300 turns by
+    default), each a mean over seeds with a 95% bootstrap interval over seeds; the share of
+    submitted jobs completed; extra tokens against relevance-only on the same seeds."""
+    rows = run_rows(runs)
+    out = []
+    for name, g in rows.groupby("manager", sort=False):
+        rec = {"manager": name, "seeds": len(g)}
+        for col in ("silent", "loud", "jobs_done", "extra_tokens_vs_relevance"):
+            rec[col], rec[f"{col}_lo"], rec[f"{col}_hi"] = _interval(g[col].to_numpy(), boot, seed)
+        share = g[["jobs_done", "jobs_submitted"]].to_numpy()
+        rec["jobs_done_share"] = share[:, 0].sum() / share[:, 1].sum()
+        rec["jobs_done_share_lo"], rec["jobs_done_share_hi"] = bootstrap(share, boot, seed)
+        for col in (
+            "tool_errors",
+            "restores",
+            "raises_dangling",
+            "raises_margin",
+            "precheck_would_refuse",
+            "silent",
+        ):
+            rec[f"{col}_total"] = int(g[col].sum())
+        ct = g[["closure_tokens", "mean_tokens"]].to_numpy()
+        rec["closure_token_share"] = ct[:, 0].sum() / ct[:, 1].sum()
+        rec["evicted_binding_turns"] = int(g.evicted_binding_turns.sum())
+        rec["over_budget_turns"] = int(g.over_budget_turns.sum())
+        rec["max_over"] = int(g.max_over.max())
+        out.append(rec)
+    return pd.DataFrame(out).set_index("manager")
+
+
+# --- the margin as an early warning --------------------------------------------------------------
 
 
 def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
@@ -21,7 +118,9 @@ def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
     m = np.array([np.nan if c.margin is None else c.margin for c in cycles])
     turns = np.array([c.turn for c in cycles])
     prev = [frozenset()] + [frozenset(c.orphans) for c in cycles[:-1]]
-    event = np.array([bool(set(c.proposal_orphans) - p) for c, p in zip(cycles, prev, strict=True)])
+    event = np.array(
+        [bool(set(c.proposal_orphans) - p) for c, p in zip(cycles, prev, strict=True)], dtype=bool
+    )
     flag = m < floor  # nan compares False: a cycle that evicted nothing raises no flag
     n = len(cycles)
     ahead = np.array([event[k + 1 : k + 1 + horizon].any() for k in range(n)], dtype=bool)
@@ -44,56 +143,95 @@ def margin_signal(cycles, floor: float = FLOOR, horizon: int = 2) -> dict:
     }
 
 
-def _ratio(a, b):
-    return float(a) / b if b else float("nan")
-
-
-def summary_table(runs) -> pd.DataFrame:
-    """One row per manager over all seeds: failures, closure token overhead, margin signal."""
-    ref = {r.seed: r.timeline.used.mean() for r in runs if r.manager == "relevance"}
-    rows = []
-    for name in dict.fromkeys(r.manager for r in runs):
-        group = [r for r in runs if r.manager == name]
-        tl = pd.concat([r.timeline for r in group])
-        sig = [margin_signal(r.cycles) for r in group]
-        tot = {
-            k: sum(s[k] for s in sig)
-            for k in ("cycles", "flags", "violations", "true_flags", "caught", "base_rate_cycles")
+def margin_table(runs, managers=("relevance", "gate"), boot: int = BOOT, seed: int = 0):
+    """Per manager: precision of the flag `margin < floor` (a violation within two cycles), the
+    base rate (the precision of flagging every cycle), recall, lead time; intervals by a bootstrap
+    over seeds of the ratio of sums."""
+    out = []
+    for name in managers:
+        sig = [margin_signal(r.cycles) for r in runs if r.manager == name]
+        if not sig:
+            continue
+        arr = {
+            "precision": [(s["true_flags"], s["flags"]) for s in sig],
+            "base_rate": [(s["base_rate_cycles"], s["cycles"]) for s in sig],
+            "recall": [(s["caught"], s["violations"]) for s in sig],
         }
-        lead_c = [x for s in sig for x in s["lead_cycles"]]
-        lead_t = [x for s in sig for x in s["lead_turns"]]
-        extra = [r.timeline.used.mean() / ref[r.seed] - 1 for r in group if r.seed in ref]
-        rows.append(
-            {
-                "manager": name,
-                "seeds": len(group),
-                "turns": len(tl),
-                "invalid_per_turn": tl.invalid.mean(),
-                "invalid_calls": int(tl.invalid.sum()),
-                "silent_corruptions": int(tl.corrupt.sum()),
-                "orphan_turns": float((tl.orphans > 0).mean()),
-                "mean_tokens": tl.used.mean(),
-                "closure_token_share": _ratio(tl.closure_tokens.sum(), tl.used.sum()),
-                "extra_tokens_vs_relevance": float(np.mean(extra)) if extra else float("nan"),
-                "restores": sum(r.restores for r in group),
-                "jobs_done_share": _ratio(
-                    sum(r.jobs_done for r in group), sum(r.jobs_submitted for r in group)
-                ),
-                "cycles": tot["cycles"],
-                "violations": tot["violations"],
-                "margin_flags": tot["flags"],
-                "margin_precision": _ratio(tot["true_flags"], tot["flags"]),
-                "margin_recall": _ratio(tot["caught"], tot["violations"]),
-                "base_rate": _ratio(tot["base_rate_cycles"], tot["cycles"]),
-                "lead_cycles": float(np.mean(lead_c)) if lead_c else float("nan"),
-                "lead_turns": float(np.mean(lead_t)) if lead_t else float("nan"),
-            }
-        )
-    return pd.DataFrame(rows).set_index("manager")
+        rec = {"manager": name, "seeds": len(sig)}
+        for k, pairs in arr.items():
+            a = np.array(pairs, dtype=float)
+            rec[k] = a[:, 0].sum() / a[:, 1].sum() if a[:, 1].sum() else float("nan")
+            rec[f"{k}_lo"], rec[f"{k}_hi"] = bootstrap(a, boot, seed)
+        lift = [
+            (s["true_flags"] / s["flags"]) - (s["base_rate_cycles"] / s["cycles"])
+            for s in sig
+            if s["flags"] and s["cycles"]
+        ]
+        rec["lift"] = float(np.mean(lift)) if lift else float("nan")
+        rec["lift_lo"], rec["lift_hi"] = bootstrap(lift, boot, seed)
+        for k in ("cycles", "flags", "violations", "caught"):
+            rec[k] = sum(s[k] for s in sig)
+        leads = [x for s in sig for x in s["lead_turns"]]
+        rec["lead_turns"] = float(np.mean(leads)) if leads else float("nan")
+        out.append(rec)
+    return pd.DataFrame(out).set_index("manager")
 
 
-def timeline_frame(runs, seed: int, managers=("relevance", "gate")) -> pd.DataFrame:
-    """Long-form timeline of one seed: occupancy, margin and orphan count per turn and manager."""
+# --- the decision-boundary control ---------------------------------------------------------------
+
+
+def _lockstep(spans, capacity, encoder):
+    """Replay one log under relevance-only and the gate side by side, turn by turn."""
+    rel = make_manager("relevance", capacity, encoder=encoder)
+    # the closure step alone: no margin throttle, which would differ from relevance-only for
+    # reasons that have nothing to do with handles
+    gate = make_manager("gate", capacity, encoder=encoder, floor=-np.inf)
+    goal = next(s.text for s in spans if s.role == "user")
+    by_turn: dict[int, list] = {}
+    for s in spans:
+        by_turn.setdefault(s.turn, []).append(s)
+    same = cycles = open_turns = closure_max = 0
+    for t in sorted(by_turn):
+        rel.add(*by_turn[t])
+        gate.add(*by_turn[t])
+        a, b = rel.step(goal, t), gate.step(goal, t)
+        if a is not None or b is not None:
+            cycles += 1
+            same += (a.evicted if a else ()) == (b.evicted if b else ())
+        rep = rel.report()
+        open_turns += bool(rep.orphans or rep.missing_deps)
+        closure_max = max(closure_max, gate.closure_tokens)
+    return {
+        "spans": len(spans),
+        "cycles": cycles,
+        "identical_evictions": same / cycles if cycles else 1.0,
+        "gate_pinned_spans": sum(len(c.pinned) for c in gate.cycles),
+        "gate_closure_tokens_max": closure_max,
+        "relevance_open_turns": open_turns,
+    }
+
+
+def boundary_control(seeds, turns: int = 300, capacity: int = 400, encoder="lexical"):
+    """The note's decision boundary, measured: on a log of natural language only (the agent's user
+    and reasoning spans that name no handle), relevance eviction loses nothing that closure
+    protects if (1) relevance-only's window has no orphaned reference or missing dependency after
+    any turn, (2) the gate (its closure step; the margin throttle off) pins nothing and holds no
+    closure tokens, and (3) it evicts what relevance-only evicts on every cycle. The same seeds' full logs (tool calls included) are the
+    contrast, where (1)-(3) can fail."""
+    rows = []
+    for seed in seeds:
+        full = episode_log(seed, turns)
+        for kind, log in (("natural language only", natural_language_only(full)), ("full", full)):
+            rec = _lockstep(log, capacity, encoder)
+            rows.append({"seed": seed, "log": kind, **rec})
+    return pd.DataFrame(rows)
+
+
+# --- one run: timeline, failures, the note's story -----------------------------------------------
+
+
+def timeline_frame(runs, seed: int, managers=("relevance", "gate", "tombstone")) -> pd.DataFrame:
+    """Long-form timeline of one seed: occupancy, margin and evicted-binding orphans per turn."""
     parts = []
     for r in runs:
         if r.seed != seed or r.manager not in managers:
@@ -108,6 +246,7 @@ def timeline_frame(runs, seed: int, managers=("relevance", "gate")) -> pd.DataFr
                         "metric": metric,
                         "value": tl[metric].astype(float),
                         "failing_call": tl.failing_call,
+                        "kind": tl.outcome,
                     }
                 )
             )
@@ -115,13 +254,18 @@ def timeline_frame(runs, seed: int, managers=("relevance", "gate")) -> pd.DataFr
 
 
 def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
-    """Occupancy, margin and orphans per turn (rows) for each manager (columns); red marks are
-    the turns with an invalid or corrupted call."""
+    """Occupancy, margin and orphans per turn (rows) for each manager (columns); red rules are
+    silent corruptions, grey rules loud tool errors."""
     base = alt.Chart(frame).encode(x=alt.X("turn:Q", title="turn"))
     line = base.mark_line(strokeWidth=1).encode(y=alt.Y("value:Q", title=None))
-    fails = (
-        base.transform_filter("datum.failing_call != ''")
-        .mark_rule(color="#d62728", opacity=0.35)
+    silent = (
+        base.transform_filter("datum.kind == 'corrupt'")
+        .mark_rule(color="#d62728", opacity=0.5)
+        .encode(tooltip=["failing_call:N"])
+    )
+    loud = (
+        base.transform_filter("datum.kind == 'tool_error'")
+        .mark_rule(color="#7f7f7f", opacity=0.35)
         .encode(tooltip=["failing_call:N"])
     )
     pts = (
@@ -130,8 +274,8 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
         .encode(y="value:Q")
     )
     return (
-        alt.layer(fails, line, pts, data=frame)
-        .properties(width=320, height=110)
+        alt.layer(loud, silent, line, pts, data=frame)
+        .properties(width=260, height=110)
         .facet(
             row=alt.Row("metric:N", sort=["occupancy", "margin", "orphans"], title=None),
             column=alt.Column("manager:N", sort=list(MANAGERS), title=None),
@@ -139,12 +283,58 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
         .resolve_scale(y="independent")
         .properties(
             title=alt.TitleParams(
-                "One simulated run: window occupancy, eviction margin and orphaned handles per turn",
+                "One simulated run (plan-driven agent): occupancy, eviction margin and "
+                "evicted-binding orphans per turn",
                 subtitle=[
-                    "columns: window manager; red rules: a turn whose tool call failed "
-                    "(invalid or silently corrupted handle);",
-                    f"orange dots: eviction margin below the floor {floor:g}; occupancy "
-                    "is retained tokens / capacity",
+                    "columns: window manager; red rules: a silently corrupted call (a guessed "
+                    "handle the tool accepted); grey rules: a tool error on an unknown handle;",
+                    f"orange dots: eviction margin below the floor {floor:g}; occupancy is "
+                    "retained tokens / capacity",
+                ],
+                anchor="start",
+            )
+        )
+    )
+
+
+def outcome_chart(table: pd.DataFrame):
+    """Silent corruptions, loud errors and completed jobs per run, per manager, with 95% bootstrap
+    intervals over seeds."""
+    rows = []
+    for m, r in table.iterrows():
+        for col, title in (
+            ("silent", "silent corruptions"),
+            ("loud", "loud errors"),
+            ("jobs_done", "jobs completed"),
+        ):
+            rows.append(
+                {
+                    "manager": m,
+                    "measure": title,
+                    "mean": r[col],
+                    "lo": r[f"{col}_lo"],
+                    "hi": r[f"{col}_hi"],
+                }
+            )
+    df = pd.DataFrame(rows)
+    order = list(table.index)
+    base = alt.Chart(df).encode(y=alt.Y("manager:N", sort=order, title=None))
+    bars = base.mark_bar(color="#4c78a8").encode(x=alt.X("mean:Q", title="per run"))
+    err = base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q")
+    seeds = int(table.seeds.iloc[0])
+    return (
+        alt.layer(bars, err, data=df)
+        .properties(width=200, height=18 * len(order))
+        .facet(column=alt.Column("measure:N", title=None, sort=["silent corruptions"]))
+        .resolve_scale(x="independent")
+        .properties(
+            title=alt.TitleParams(
+                "What each window manager does to a plan-driven agent's calls",
+                subtitle=[
+                    f"mean per simulated run over {seeds} seeds, 95% bootstrap interval over "
+                    "seeds; source: simulated (workbench.closure.agent)",
+                    "loud = tool errors on unknown handles + tombstone restores + gate raises; "
+                    "'-off': closure enforcement switched off; '-raise': the gate in raise mode",
                 ],
                 anchor="start",
             )
@@ -172,7 +362,7 @@ def failures(run: Run) -> pd.DataFrame:
         rows.append(
             {
                 "turn": int(t),
-                "kind": "corrupt" if tl.corrupt[t] else "invalid",
+                "kind": tl.outcome[t],
                 "orphans_before": int(tl.orphans.get(t - 1, 0)),
                 "margins_before": " ".join("n/a" if np.isnan(m) else f"{m:.3f}" for m in prior),
                 "call": tl.failing_call[t],
@@ -193,7 +383,7 @@ def story(run: Run) -> dict:
         "failure_surfaced_turn": first_fail,
         "margin_before": float(m.iloc[:-2].median()) if len(m) > 2 else None,
         "margin_at_failure": float(m.iloc[-1]) if len(m) else None,
-        "invalid_tool_calls_per_turn": float((tl.invalid + tl.corrupt).mean()),
+        "invalid_tool_calls_per_turn": float((tl.failing_call != "").mean()),
     }
 
 

@@ -9,18 +9,54 @@ that evict over a growing log live in `workbench.closure.managers`.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from workbench.encoders import token_cost
-from workbench.handles import DEFAULT_PATTERNS, Patterns
+from workbench.handles import HANDLE_RE, Patterns
 from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 from workbench.policies import eviction_margin
 
-ROLES = ("user", "reasoning", "call", "result", "retrieval", "tombstone")
+ROLES = ("system", "user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call
+GIVERS = ("system", "user")  # roles whose named handles are given to the agent, i.e. defined
+
+# The closure study's default handle rules. References: the note's handle pattern. Definitions:
+# a JSON key `id` or `<something>_id` whose value is a handle ("id": "run_8841", "job_id":
+# "job_7f3a2c"), as real tool results write them (the note's rule knows only "id"). Tombstones:
+# the note's typed tombstone, for any handle.
+ID_KEY_DEFINITION = r'"(?:[A-Za-z][A-Za-z0-9]*_)?id"\s*:\s*"({handle})"'
+ANY_TOMBSTONE_RE = r'"evicted_ref"\s*:\s*"([^"]+)"'
+
+
+def closure_patterns(
+    handle: str = HANDLE_RE, definition: str | None = None, tombstone: str | None = None
+) -> Patterns:
+    """Handle rules for the closure study: `definition` defaults to the id-key rule around
+    `handle` (group 1 is the handle), `tombstone` to the note's typed tombstone for any handle."""
+    return Patterns(
+        handle,
+        definition if definition is not None else ID_KEY_DEFINITION.format(handle=handle),
+        tombstone if tombstone is not None else ANY_TOMBSTONE_RE,
+    )
+
+
+CLOSURE_PATTERNS = closure_patterns()
+
+
+def scan(patterns: Patterns, role: str, text: str) -> tuple[frozenset, frozenset, frozenset]:
+    """(referenced, defined, tombstoned) handles of one span, with the role rules: a call names
+    handles but never binds one; a handle the user (or system) writes is given, so it is defined
+    there; any other span defines what the definition rule matches."""
+    refs, defs, tombs = patterns.scan(text)
+    if role == "call":
+        defs = frozenset()
+    elif role in GIVERS:
+        defs = defs | refs
+    return refs, defs, tombs
 
 
 class SpanError(InputError):
@@ -28,18 +64,25 @@ class SpanError(InputError):
 
 
 class ContextClosureError(RuntimeError):
-    """An eviction cycle would leave a retained span referencing an evicted binding."""
+    """An eviction cycle would leave a retained span referencing an evicted binding, or its
+    margin is below the floor (raise mode)."""
 
 
 @dataclass(frozen=True)
 class Span:
-    """One span of an agent trace: a user turn, reasoning, a tool call, its result, a document."""
+    """One span of an agent trace: a user turn, reasoning, a tool call, its result, a document.
+
+    `score` is an externally supplied relevance (an LLM judge's, say) that a manager uses instead
+    of the encoder's cosine; `pinned` spans are never evicted and take no part in the margin.
+    """
 
     id: str
     turn: int
     role: str
     text: str
     depends_on: tuple[str, ...] = ()
+    score: float | None = None
+    pinned: bool = False
 
     @property
     def cost(self) -> int:
@@ -49,17 +92,31 @@ class Span:
         out = {"id": self.id, "turn": self.turn, "role": self.role, "text": self.text}
         if self.depends_on:
             out["depends_on"] = list(self.depends_on)
+        if self.score is not None:
+            out["score"] = self.score
+        if self.pinned:
+            out["pinned"] = True
         return out
 
     def __repr__(self) -> str:
         short = self.text if len(self.text) <= 40 else self.text[:37] + "..."
-        return f"Span({self.id!r}, t={self.turn}, {self.role}, {short!r})"
+        extra = ("" if self.score is None else f", score={self.score:g}") + (
+            ", pinned" if self.pinned else ""
+        )
+        return f"Span({self.id!r}, t={self.turn}, {self.role}, {short!r}{extra})"
+
+
+TOMBSTONE_COST = 4  # words in the note's typed tombstone
 
 
 def tombstone_span(span_id: str, turn: int, handle: str) -> Span:
-    """The typed tombstone an externalized component leaves behind."""
+    """The typed tombstone an externalized component leaves behind (small, and pinned)."""
     return Span(
-        span_id, turn, "tombstone", json.dumps({"evicted_ref": handle, "recoverable": True})
+        span_id,
+        turn,
+        "tombstone",
+        json.dumps({"evicted_ref": handle, "recoverable": True}),
+        pinned=True,
     )
 
 
@@ -90,7 +147,23 @@ def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> 
         raise err("must be a list of span ids", "depends_on")
     if obj["id"] in deps:
         raise err(f"span {obj['id']!r} depends on itself", "depends_on")
-    return Span(obj["id"], obj["turn"], obj["role"], obj["text"], tuple(deps))
+    score = obj.get("score")
+    if score is not None and (
+        not isinstance(score, int | float) or isinstance(score, bool) or not math.isfinite(score)
+    ):
+        raise err("must be a finite number (the span's relevance) or absent", "score")
+    pinned = obj.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise err("must be true or false", "pinned")
+    return Span(
+        obj["id"],
+        obj["turn"],
+        obj["role"],
+        obj["text"],
+        tuple(deps),
+        None if score is None else float(score),
+        pinned,
+    )
 
 
 def load_spans(path: str | os.PathLike) -> list[Span]:
@@ -162,54 +235,77 @@ class WindowReport:
 
 
 class SpanIndex:
-    """Incremental index of a growing trace: handles per span, (dependent, prerequisite) edges,
-    (call, answer) pairs. Spans are only appended; positions never change."""
+    """Incremental index of a growing trace: handles per span, what closure requires of each span,
+    (call, answer) pairs. Spans are only appended; positions never change; adding a span costs
+    O(its text + its references), whatever the length of the trace."""
 
-    def __init__(self, patterns: Patterns = DEFAULT_PATTERNS):
+    def __init__(self, patterns: Patterns = CLOSURE_PATTERNS):
         self.patterns = patterns
         self.spans: list[Span] = []
         self.pos: dict[str, int] = {}
+        self.cost: list[int] = []
         self.refs: list[frozenset] = []
         self.defs: list[frozenset] = []
         self.tombs: list[frozenset] = []
         self.unresolved: list[tuple[str, ...]] = []  # depends-on ids not seen before the span
+        self.needs: list[list[int]] = []  # positions closure requires if this span is retained
+        self.explicit: list[tuple[int, ...]] = []  # depends-on links other than answer -> call
         self.definer: dict[str, int] = {}  # handle -> first span defining it
-        self._edges: list[tuple[int, int]] = []
+        self.defined_by: dict[str, list[int]] = {}  # handle -> every span defining it
+        self.named_by: dict[str, list[int]] = {}  # handle -> every span naming it
+        self.call_of: dict[int, int] = {}  # answer -> its call
+        self.unit: list[int] = []  # a binding answer shares its call's unit (each needs the other)
+        self.answers: dict[int, list[int]] = {}  # call -> its answers
         self._pairs: list[tuple[int, int]] = []
         self._open_calls: list[int] = []  # calls without an answer yet, oldest first
-        self._arrays = None
+        self._arrays = (0, None)
+
+    def __len__(self) -> int:
+        return len(self.spans)
 
     def add(self, span: Span) -> int:
         """Append a span; returns its position."""
         if span.id in self.pos:
             raise SpanError(f"duplicate span id {span.id!r}", field="id")
         i = len(self.spans)
-        refs, defs, tombs = self.patterns.scan(span.text)
+        refs, defs, tombs = scan(self.patterns, span.role, span.text)
         self.spans.append(span)
         self.pos[span.id] = i
+        self.cost.append(token_cost(span.text))
         self.refs.append(refs)
         self.defs.append(defs)
         self.tombs.append(tombs)
         deps = [self.pos[d] for d in span.depends_on if d in self.pos]
         self.unresolved.append(tuple(d for d in span.depends_on if d not in self.pos))
-        edges = {(i, p) for p in deps}
-        # a span referencing a handle depends on the span that first defined it
-        edges |= {(i, self.definer[h]) for h in refs if h in self.definer and self.definer[h] != i}
+        need = set(deps)
+        # a span naming a handle it does not itself define depends on the span that first did
+        need.update(self.definer[h] for h in refs - defs if h in self.definer)
         for h in sorted(defs):
             self.definer.setdefault(h, i)
+            self.defined_by.setdefault(h, []).append(i)
+        for h in sorted(refs):
+            self.named_by.setdefault(h, []).append(i)
+        call = None
         if span.role in ANSWERS:
             calls = [p for p in deps if self.spans[p].role == "call"]
             if not calls and span.role == "result" and self._open_calls:
                 calls = [self._open_calls[-1]]  # no explicit link: the most recent open call
-            for c in calls[:1]:
-                edges.add((i, c))  # a result depends on its call
-                self._pairs.append((c, i))
-                if c in self._open_calls:
-                    self._open_calls.remove(c)
-        elif span.role == "call":
+            if calls:
+                call = calls[0]
+                need.add(call)  # a result depends on its call
+                self.call_of[i] = call
+                self.answers.setdefault(call, []).append(i)
+                self._pairs.append((call, i))
+                if call in self._open_calls:
+                    self._open_calls.remove(call)
+                if defs:  # the call's binding: a retained call needs it
+                    self.needs[call].append(i)
+        self.unit.append(call if call is not None and defs else i)
+        if span.role == "call":
             self._open_calls.append(i)
-        self._edges.extend(sorted(edges))
-        self._arrays = None
+        need.discard(i)
+        self.needs.append(sorted(need) if len(need) > 1 else list(need))
+        self.explicit.append(tuple(p for p in deps if p != call) if deps else ())
         return i
 
     def extend(self, spans) -> SpanIndex:
@@ -217,12 +313,23 @@ class SpanIndex:
             self.add(s)
         return self
 
+    def _edge_list(self) -> list[tuple[int, int]]:
+        """(dependent, prerequisite) pairs: what each span needs, except a call's need of its
+        binding answer (that is a pairing, in `pairs`)."""
+        return [
+            (i, p)
+            for i, need in enumerate(self.needs)
+            for p in need
+            if self.call_of.get(p) != i or self.spans[i].role != "call"
+        ]
+
     def _build(self):
-        if self._arrays is None:
-            e = np.array(self._edges, dtype=np.int64).reshape(-1, 2)
+        n, arrays = self._arrays
+        if arrays is None or n != len(self.spans):
+            e = np.array(self._edge_list(), dtype=np.int64).reshape(-1, 2)
             p = np.array(self._pairs, dtype=np.int64).reshape(-1, 2)
-            self._arrays = (e, p)
-        return self._arrays
+            self._arrays = (len(self.spans), (e, p))
+        return self._arrays[1]
 
     @property
     def edges(self) -> np.ndarray:
@@ -241,72 +348,76 @@ class SpanIndex:
         return p[np.array([bool(self.defs[a]) for a in p[:, 1]], dtype=bool).reshape(-1)]
 
     def edge_ids(self) -> list[tuple[str, str]]:
-        return [(self.spans[d].id, self.spans[p].id) for d, p in self._edges]
+        return [(self.spans[d].id, self.spans[p].id) for d, p in self._edge_list()]
+
+    def positions(self, kept=None) -> list[int]:
+        """Positions of a retained set given as None (every span), a bool mask or positions."""
+        if kept is None:
+            return list(range(len(self.spans)))
+        if (
+            isinstance(kept, np.ndarray)
+            and kept.dtype == bool
+            or (isinstance(kept, list | tuple) and kept and isinstance(kept[0], bool | np.bool_))
+        ):
+            return np.flatnonzero(np.asarray(kept, dtype=bool)).tolist()
+        return sorted(int(i) for i in kept)
 
     def report(
         self,
-        kept: np.ndarray | None = None,
+        kept=None,
         scores: np.ndarray | None = None,
         scored: np.ndarray | None = None,
     ) -> WindowReport:
-        """Closure of the retained set `kept` (default: every span, i.e. a window as given)."""
-        n = len(self.spans)
-        kept = np.ones(n, dtype=bool) if kept is None else np.asarray(kept, dtype=bool)
-        idx = np.flatnonzero(kept)
-        defined = set().union(*(self.defs[i] for i in idx))
-        referenced = set().union(*(self.refs[i] for i in idx))
-        tombstoned = set().union(*(self.tombs[i] for i in idx))
-        orphans = {
-            h: tuple(self.spans[i].id for i in idx if h in self.refs[i])
-            for h in sorted(referenced - defined - tombstoned)
-        }
-        missing: dict[str, list[str]] = {}
+        """Closure of the retained set `kept` (default: every span, i.e. a window as given), in
+        O(retained spans and their references)."""
+        idx = self.positions(kept)
+        keep = set(idx)
+        defined, referenced, tombstoned = set(), set(), set()
         for i in idx:
-            need = list(self.unresolved[i]) + [
-                self.spans[p].id for p in self._explicit(i) if not kept[p]
-            ]
-            for d in need:
-                missing.setdefault(d, []).append(self.spans[i].id)
-        asym = [
-            (self.spans[c].id, self.spans[a].id)
-            for c, a in self.bindings
-            if kept[c] and not kept[a]
-        ]
-        answered = set(self.pairs[:, 0].tolist())
-        last_turn = self.spans[idx[-1]].turn if len(idx) else 0
-        asym += [
-            (self.spans[i].id, None)
-            for i in idx  # a creating call (it names no handle)
-            if self.spans[i].role == "call"
-            and i not in answered  # the agent moved on from
-            and not self.refs[i]
-            and self.spans[i].turn < last_turn
-        ]  # with no answer kept
-        margin = None if scores is None else eviction_margin(scores, kept, scored)
+            defined |= self.defs[i]
+            referenced |= self.refs[i]
+            tombstoned |= self.tombs[i]
+        named: dict[str, list[str]] = {}
+        missing: dict[str, list[str]] = {}
+        asym = []
+        last_turn = self.spans[idx[-1]].turn if idx else 0
+        for i in idx:
+            sid = self.spans[i].id
+            for h in self.refs[i]:
+                if h not in defined and h not in tombstoned:
+                    named.setdefault(h, []).append(sid)
+            for d in self.unresolved[i]:
+                missing.setdefault(d, []).append(sid)
+            for p in self.explicit[i]:
+                if p not in keep:
+                    missing.setdefault(self.spans[p].id, []).append(sid)
+            if self.spans[i].role == "call":
+                answers = self.answers.get(i, ())
+                asym += [(sid, self.spans[a].id) for a in answers if self.defs[a] and a not in keep]
+                if not answers and not self.refs[i] and self.spans[i].turn < last_turn:
+                    asym.append((sid, None))  # a creating call the agent moved on from, unanswered
+        margin = None
+        if scores is not None:
+            mask = np.zeros(len(self.spans), dtype=bool)
+            mask[idx] = True
+            margin = eviction_margin(scores, mask, scored)
         return WindowReport(
             tuple(sorted(defined)),
             tuple(sorted(referenced)),
             tuple(sorted(tombstoned)),
-            orphans,
-            {d: tuple(v) for d, v in sorted(missing.items())},
+            {h: tuple(named[h]) for h in sorted(named)},
+            {d: tuple(missing[d]) for d in sorted(missing)},
             tuple(asym),
             margin,
         )
 
-    def _explicit(self, i: int) -> list[int]:
-        """Explicit prerequisites that closure requires (an answer's link to its call is a pairing)."""
-        deps = [self.pos[d] for d in self.spans[i].depends_on if d in self.pos]
-        if self.spans[i].role in ANSWERS:
-            deps = [p for p in deps if self.spans[p].role != "call"]
-        return deps
 
-
-def analyze(spans, kept=None, scores=None, patterns: Patterns = DEFAULT_PATTERNS) -> WindowReport:
+def analyze(spans, kept=None, scores=None, patterns: Patterns = CLOSURE_PATTERNS) -> WindowReport:
     """Handle analysis of a window: `spans` with an optional kept mask and relevance scores."""
     return SpanIndex(patterns).extend(spans).report(kept, scores)
 
 
-def span_edges(spans, patterns: Patterns = DEFAULT_PATTERNS) -> list[tuple[str, str]]:
+def span_edges(spans, patterns: Patterns = CLOSURE_PATTERNS) -> list[tuple[str, str]]:
     """(dependent, prerequisite) span-id edges: explicit depends-on, result -> call, reference ->
     definition. The same shape as a scenario's `edges`, so DSGC can propagate over them."""
     return SpanIndex(patterns).extend(spans).edge_ids()

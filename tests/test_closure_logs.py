@@ -1,0 +1,226 @@
+"""Closure on agent message logs (issue 11): readers, the log check, the closure-safe trimmer, the
+side-by-side against langchain-core's real trim_messages, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.cli import main as workbench_main
+from workbench.closure import compare, loggen, logs, trim
+from workbench.closure.agent import episode_log
+from workbench.closure.spans import CLOSURE_PATTERNS
+
+P = loggen.REALISTIC_PATTERNS
+
+
+def _fresh(conv, fmt):
+    return json.loads(json.dumps(loggen.render(conv, fmt)))
+
+
+@pytest.fixture(scope="module")
+def convs():
+    out = {n: (c, P) for n, c in loggen.HANDWRITTEN.items()}
+    out["episode"] = (loggen.from_episode(episode_log(0, 60)), CLOSURE_PATTERNS)
+    return out
+
+
+def test_readers_agree_across_formats(convs):
+    for name, (conv, pats) in convs.items():
+        seen = []
+        for fmt in logs.FORMATS:
+            obj = _fresh(conv, fmt)
+            log = logs.read(obj)  # detected
+            assert log.format == fmt, name
+            calls = sorted(c for m in log.messages for c, _ in m.calls)
+            answers = sorted(c for m in log.messages for c in m.answers)
+            defined = set(logs.SpanIndex(pats).extend(log.spans()).definer)
+            assert logs.check(log, patterns=pats).closed, (name, fmt)
+            seen.append((calls, answers, defined))
+        assert seen[0] == seen[1] == seen[2], name
+        assert seen[0][0] and seen[0][2], name  # calls and handle definitions were found
+
+
+@pytest.mark.parametrize(
+    "fmt, mutate, where",
+    [
+        ("openai", lambda o: o[3].pop("tool_call_id"), "message 3: field 'tool_call_id'"),
+        (
+            "openai",
+            lambda o: o[2]["tool_calls"][0].pop("id"),
+            "message 2: field 'tool_calls[0].id'",
+        ),
+        (
+            "anthropic",
+            lambda o: o["messages"][1]["content"][0].pop("id"),
+            "message 1: field 'content[0].id'",
+        ),
+        ("anthropic", lambda o: o["messages"][0].update(role="robot"), "message 0: field 'role'"),
+        (
+            "langchain",
+            lambda o: o[3]["data"].pop("tool_call_id"),
+            "message 3: field 'data.tool_call_id'",
+        ),
+    ],
+)
+def test_bad_log_names_message_and_field(tmp_path, capsys, fmt, mutate, where):
+    obj = _fresh(loggen.HANDWRITTEN["sales_export"], fmt)
+    mutate(obj)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(obj))
+    with pytest.raises(logs.LogError, match=where.replace("[", r"\[").replace("]", r"\]")):
+        logs.load(path, fmt)
+    assert workbench_main(["closure", "check", str(path), "--format", fmt]) == 2
+    assert str(path) in capsys.readouterr().err
+
+
+# --- the round trip, over random logs ------------------------------------------------------------
+
+HANDLES = ["job_7f3a2c", "run_4e19a0", "ORD-20931", "/data/exports/q3.parquet"]
+
+
+@st.composite
+def conversations(draw):
+    conv = [("system", "You are an agent.")] if draw(st.booleans()) else []
+    conv.append(("user", "Please start."))
+    made, k = [], 0
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["user", "assistant", "create", "use"]))
+        k += 1
+        if kind == "user":
+            conv.append(("user", draw(st.sampled_from(["thanks", "what next?", "go on please"]))))
+        elif kind == "assistant":
+            conv.append(("assistant", "Working on it, " * draw(st.integers(1, 6))))
+        elif kind == "create" or not made:
+            h = draw(st.sampled_from(HANDLES))
+            key = (
+                "path" if h.startswith("/") else draw(st.sampled_from(["id", "job_id", "order_id"]))
+            )
+            conv.append(("calls", "", [(f"c{k}", "create", {"what": "x"})]))
+            conv.append(("results", [(f"c{k}", {key: h, "status": "ok"})]))
+            made.append(h)
+        else:
+            h = draw(st.sampled_from(made))
+            n = draw(st.integers(1, 2))
+            calls = [(f"c{k}_{j}", "use", {"target": h}) for j in range(n)]
+            conv.append(("calls", draw(st.sampled_from(["", "Using it."])), calls))
+            conv.append(("results", [(c, {"ok": True}) for c, _, _ in calls]))
+    return conv
+
+
+def _untomb(raw, fmt):
+    """A message with the tombstone lines the trimmer appended to a system preamble taken out
+    (None for a preamble the trimmer created)."""
+    if fmt == "anthropic":
+        return raw
+    data = raw["data"] if fmt == "langchain" else raw
+    if not isinstance(data.get("content"), str) or '"evicted_ref"' not in data["content"]:
+        return raw
+    lines = [x for x in data["content"].split("\n") if not x.startswith('{"evicted_ref"')]
+    if not lines:
+        return None
+    data = {**data, "content": "\n".join(lines)}
+    return {**raw, "data": data} if fmt == "langchain" else data
+
+
+@given(
+    conv=conversations(),
+    fmt=st.sampled_from(logs.FORMATS),
+    frac=st.floats(0.05, 1.0),
+    strategy=st.sampled_from(trim.STRATEGIES),
+)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
+    obj = _fresh(conv, fmt)
+    log = logs.read(obj, fmt)
+    total = sum(logs.approx_tokens(m) for m in log.messages)
+    budget = max(int(total * frac), 1)
+    t = trim.trim_log(log, budget, patterns=P, strategy=strategy)
+    back = logs.read(
+        json.loads(json.dumps(t.output)), fmt
+    )  # written in the same format, read again
+    kept_raw = [log.messages[i].raw for i in t.kept]
+    assert [_untomb(m.raw, fmt) for m in back.messages if _untomb(m.raw, fmt)] == kept_raw
+    rep = logs.check(back, patterns=P)
+    assert rep.closed  # no orphaned call, result or handle: only tombstones
+    assert set(rep.tombstoned) == set(t.tombstones)
+    sys_cost = sum(logs.approx_tokens(m) for m in log.messages if m.role == "system")
+    if t.tokens > budget:  # never silent: reported, and only when not even the system fits
+        assert not t.fits and sys_cost + 4 * len(t.tombstones) + 8 > budget
+    else:
+        assert t.fits
+    again = trim.trim_log(back, budget, patterns=P, strategy=strategy)
+    assert again.report.closed
+
+
+def test_trim_messages_returns_langchain_objects_too():
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import BaseMessage, messages_from_dict
+
+    msgs = messages_from_dict(_fresh(loggen.HANDWRITTEN["training_runs"], "langchain"))
+    out = trim.trim_messages(msgs, 150, patterns=P)
+    assert out and all(isinstance(m, BaseMessage) for m in out)
+    plain = trim.trim_messages(
+        _fresh(loggen.HANDWRITTEN["training_runs"], "openai"), 150, patterns=P
+    )
+    assert isinstance(plain, list) and isinstance(plain[0], dict)
+
+
+# --- the side-by-side with langchain-core's trim_messages ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def side():
+    pytest.importorskip("langchain_core")
+    return compare.side_by_side(compare.test_logs(seeds=range(2), turns=60))
+
+
+def test_langchain_trim_messages_orphans_handles_and_ours_does_not(side):
+    by = compare.orphan_summary(side).to_dict("index")
+    ours = side[side.method == "closure-safe (ours)"]
+    assert len(ours) == 5 * 3 * len(compare.FRACTIONS)
+    assert (ours[["orphan_calls", "orphan_results", "orphan_handles"]].to_numpy() == 0).all()
+    assert ours.closed_fits.all()  # a closed window fit every budget here, and it was found
+    assert by["langchain (documented)"]["orphan_handles"] > 0
+    assert by["langchain (last, include_system)"]["orphan_results"] > 0
+    assert by["keep last N"]["runs_with_orphans"] > 0
+
+
+def test_ours_says_so_when_no_closed_window_fits():
+    log = logs.read(_fresh(loggen.HANDWRITTEN["sales_export"], "openai"))
+    t = trim.trim_log(log, 10, patterns=P)  # the system message alone is larger
+    assert not t.fits and t.over_budget > 0
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_check_and_trim_a_log(tmp_path, capsys):
+    log = _fresh(loggen.HANDWRITTEN["sales_export"], "openai")
+    cut = [m for k, m in enumerate(log) if k not in (3, 14)]  # drop two results
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(cut))
+    args = ["--handle-re", loggen.HANDLE, "--definition-re", loggen.DEFINITION]
+    assert workbench_main(["closure", "check", str(path), *args]) == 1
+    out = capsys.readouterr().out
+    assert "orphaned call: message 2, run_query (id call_q1) has no result" in out
+    assert "orphaned handle job_7f3a2c: named by message" in out
+    assert workbench_main(["closure", "check", str(path), "--json", *args]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["format"] == "openai" and not rep["closed"]
+    assert {o["call_id"] for o in rep["orphan_calls"]} == {"call_q1", "call_e1"}
+    full = tmp_path / "full.json"
+    full.write_text(json.dumps(log))
+    out_path = tmp_path / "trimmed.json"
+    assert (
+        workbench_main(
+            ["closure", "trim", str(full), "--max-tokens", "250", "--out", str(out_path), *args]
+        )
+        == 0
+    )
+    trimmed = json.loads(out_path.read_text())
+    assert logs.detect(trimmed) == "openai" and len(trimmed) < len(log)
+    assert workbench_main(["closure", "check", str(out_path), *args]) == 0

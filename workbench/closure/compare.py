@@ -1,0 +1,144 @@
+"""The side-by-side: agent logs trimmed to several budgets by langchain-core's `trim_messages`
+(its documented settings), by a naive keep-last-N, and by the closure-safe trimmer, each result
+checked for orphaned calls, results and handles. langchain-core is an optional extra: without it
+the LangChain rows are skipped, and `langchain_available()` says so."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from workbench.closure import loggen
+from workbench.closure.agent import episode_log
+from workbench.closure.logs import FORMATS, Log, approx_tokens, check, read
+from workbench.closure.spans import CLOSURE_PATTERNS
+from workbench.closure.trim import trim_log
+
+FRACTIONS = (0.1, 0.25, 0.5, 0.75)
+# trim_messages as langchain-core documents it for chat models, and plain "last"
+LC_SETTINGS = {
+    "langchain (documented)": dict(
+        strategy="last",
+        start_on="human",
+        end_on=("human", "tool"),
+        include_system=True,
+        allow_partial=False,
+    ),
+    "langchain (last, include_system)": dict(strategy="last", include_system=True),
+}
+
+
+def langchain_available() -> bool:
+    try:
+        import langchain_core  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_logs(seeds=range(3), turns: int = 60) -> list[tuple[str, str, list, object]]:
+    """(name, source, conversation, patterns): the hand-written logs and simulated episodes."""
+    out = [
+        (name, "hand-written", conv, loggen.REALISTIC_PATTERNS)
+        for name, conv in loggen.HANDWRITTEN.items()
+    ]
+    for s in seeds:
+        conv = loggen.from_episode(episode_log(s, turns))
+        out.append((f"episode_{s}", f"simulated (seed {s}, {turns} turns)", conv, CLOSURE_PATTERNS))
+    return out
+
+
+def _row(name, source, log: Log, fraction, budget, method, kept, patterns, **extra):
+    rep = check(log, kept, patterns=patterns)
+    return {
+        "log": name,
+        "source": source,
+        "format": log.format,
+        "budget_fraction": fraction,
+        "budget": budget,
+        "method": method,
+        "kept_messages": len(kept),
+        "tokens_kept": sum(approx_tokens(log.messages[i]) for i in kept),
+        **rep.counts(),
+        "tombstones": 0,
+        "closed_fits": None,
+        **extra,
+    }
+
+
+def keep_last(log: Log, budget: int) -> list[int]:
+    """Naive keep-last-N: the system message plus the largest N last messages that fit."""
+    msgs = log.messages
+    sys = [m.index for m in msgs if m.role == "system"][:1]
+    used = sum(approx_tokens(msgs[i]) for i in sys)
+    kept = []
+    for m in reversed(msgs):
+        if m.index in sys:
+            continue
+        if used + approx_tokens(m) > budget:
+            break
+        used += approx_tokens(m)
+        kept.append(m.index)
+    return sorted(sys + kept)
+
+
+def _langchain(log: Log, budget: int, settings: dict) -> list[int]:
+    from langchain_core.messages import messages_from_dict, trim_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    msgs = messages_from_dict([m.raw for m in log.messages])
+    out = trim_messages(
+        msgs, max_tokens=budget, token_counter=count_tokens_approximately, **settings
+    )
+    where = {id(m): i for i, m in enumerate(msgs)}
+    return sorted(where[id(m)] for m in out if id(m) in where)
+
+
+def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
+    """Every log x format x budget x method: messages and tokens kept, orphans of each kind;
+    for ours also tombstones and whether a closed window fit the budget."""
+    rows = []
+    for name, source, conv, patterns in logs if logs is not None else test_logs():
+        for fmt in FORMATS:
+            log = read(json.loads(json.dumps(loggen.render(conv, fmt))), fmt)
+            total = sum(approx_tokens(m) for m in log.messages)
+            for f in fractions:
+                budget = max(int(total * f), 1)
+                args = (name, source, log, f, budget)
+                rows.append(_row(*args, "keep last N", keep_last(log, budget), patterns))
+                if fmt == "langchain" and langchain_available():
+                    for label, kw in LC_SETTINGS.items():
+                        rows.append(_row(*args, label, _langchain(log, budget, kw), patterns))
+                t = trim_log(log, budget, patterns=patterns)
+                rows.append(
+                    _row(*args, "closure-safe (ours)", list(t.kept), patterns)
+                    | {
+                        "tombstones": len(t.tombstones),
+                        "closed_fits": t.fits,
+                        "tokens_kept": t.tokens,
+                        **t.report.counts(),  # the output, tombstones included
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per method: runs, runs with any orphan, orphans of each kind, mean share of tokens kept."""
+    d = df.assign(
+        any_orphan=(df.orphan_calls + df.orphan_results + df.orphan_handles) > 0,
+        token_share=df.tokens_kept / (df.budget / df.budget_fraction),
+    )
+    return (
+        d.groupby("method", sort=False)
+        .agg(
+            runs=("log", "size"),
+            runs_with_orphans=("any_orphan", "sum"),
+            orphan_calls=("orphan_calls", "sum"),
+            orphan_results=("orphan_results", "sum"),
+            orphan_handles=("orphan_handles", "sum"),
+            tombstones=("tombstones", "sum"),
+            mean_token_share=("token_share", "mean"),
+        )
+        .astype({"runs_with_orphans": int})
+    )
