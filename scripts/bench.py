@@ -9,7 +9,12 @@
   widget's full refresh, which adds rendering both charts to SVG;
 - the retention x selection grid, 25 cells x 300 episodes x both query forms.
 
+- closure check (load + replay through the gate at budget 400 + report) of a 10^2..10^5-span
+  tool-call log (target at 10^5: <= 5 s), the plain check of 10^5 spans and of 30,000 spans each
+  naming a different undefined handle, and one closure scan against r retained spans.
+
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
+`python scripts/bench.py --closure` runs the closure figures only.
 """
 
 from __future__ import annotations
@@ -104,7 +109,57 @@ def bench_explorer(encoder: str = "lexical") -> None:
     )
 
 
+def bench_closure() -> None:
+    """The closure study's speed targets (issue 14): near-linear check and replay."""
+    from workbench.closure import managers, spans
+    from workbench.closure.agent import long_log
+
+    t0 = time.perf_counter()
+    sum(range(10**6))
+    print(f"(machine speed: sum(range(10**6)) took {1000 * (time.perf_counter() - t0):.1f} ms)")
+    with tempfile.TemporaryDirectory() as d:
+        for n in (100, 1_000, 10_000, 100_000):
+            path = Path(d) / f"log{n}.jsonl"
+            spans.save_spans(long_log(n), path)
+            t0 = time.perf_counter()
+            log = spans.load_spans(path)
+            m = managers.replay(log, managers.make_manager("gate", 400))
+            rep = m.report()
+            dt = time.perf_counter() - t0
+            note = f"({len(m.cycles):,} cycles, {'closed' if rep.closed else 'OPEN'})"
+            report(
+                f"closure check --budget 400 --manager gate, {n:,} spans",
+                dt,
+                5.0 if n == 100_000 else None,
+                note,
+            )
+        t0 = time.perf_counter()
+        rep = spans.analyze(spans.load_spans(Path(d) / "log100000.jsonl"))
+        report("closure check (no manager), 100,000 spans", time.perf_counter() - t0, 5.0)
+        path = Path(d) / "undefined.jsonl"
+        spans.save_spans(
+            [spans.Span(f"c{i}", i, "call", f'poll(job="run_{i:06x}")') for i in range(30_000)],
+            path,
+        )
+        t0 = time.perf_counter()
+        rep = spans.analyze(spans.load_spans(path))
+        report(
+            "closure check, 30,000 spans naming 30,000 undefined handles",
+            time.perf_counter() - t0,
+            None,
+            f"({len(rep.orphans):,} orphans)",
+        )
+    for r in (100, 1_000, 10_000, 100_000):
+        index = spans.SpanIndex().extend(long_log(r, seed=1))
+        kept = list(range(r))
+        med, _ = timed(lambda: index.report(kept), repeat=5)  # noqa: B023
+        report(f"one closure scan of {r:,} retained spans (median)", med)
+
+
 def main() -> int:
+    if "--closure" in sys.argv:
+        bench_closure()
+        return 0 if all(r["passed"] is not False for r in RESULTS) else 1
     with tempfile.TemporaryDirectory() as cache:
         wall, _ = suite_in_fresh_process(cache)
         report("main suite, cold start (process + model load + encode)", wall, 10.0)
@@ -140,6 +195,8 @@ def main() -> int:
     t0 = time.perf_counter()
     recall.run_forms(episodes=300, seed=0)
     report("recall grid, 25 cells x 300 episodes x 2 query forms", time.perf_counter() - t0)
+
+    bench_closure()
 
     out = ROOT / "data" / "results" / "bench.json"
     out.write_text(json.dumps(RESULTS, indent=1) + "\n")

@@ -510,19 +510,36 @@ def test_notebook_runs_with_small_parameters(tmp_path):
         parameters={
             "SEEDS": "0:2",
             "TURNS": 120,
+            "BOOT": 200,
+            "LOG_SEEDS": "0:1",
+            "LOG_TURNS": 40,
             "FIGURES_DIR": str(tmp_path / "fig"),
             "RESULTS_DIR": str(tmp_path / "res"),
         },
     )
     rec = read_records(out)
-    assert rec["relevance_failures"] > 0
-    assert rec["gated_failures"] == {"atomic": 0, "gate": 0, "tombstone": 0}
-    assert rec["gated_orphan_turns"] == {"atomic": 0.0, "gate": 0.0, "tombstone": 0.0}
+    o = rec["outcomes"]
+    assert o["relevance"]["silent"] + o["relevance"]["loud"] > 0
+    assert all(v > 0 for v in rec["enforcement_off_failures"].values())
+    assert {m: rec["evicted_binding_turns"][m] for m in ("gate", "atomic", "tombstone")} == {
+        "gate": 0,
+        "atomic": 0,
+        "tombstone": 0,
+    }
+    assert o["tombstone"]["silent"] == 0 and rec["gate_raises"]["dangling"] > 0
+    assert rec["boundary_nl"] == {"identical": 1.0, "open_turns": 0, "pinned": 0}
     assert rec["extra_tokens_vs_relevance"]["relevance"] == 0.0
-    assert set(rec["margin_signal"]["relevance"]) >= {"margin_precision", "lead_turns"}
-    assert (tmp_path / "fig" / "closure_timeline.svg").exists()
-    assert (tmp_path / "fig" / "closure_timeline.png").exists()
-    assert (tmp_path / "res" / "closure_summary.csv").read_text().startswith("manager,")
+    assert set(rec["margin_signal"]["relevance"]) >= {"precision", "base_rate", "lift"}
+    logs = rec["logs"]
+    assert logs["closure-safe (ours)"]["runs_with_orphans"] == 0
+    assert rec["ours_fits"]["closed_fits"] == rec["ours_fits"]["runs"]
+    assert logs["langchain (documented)"]["orphan_handles"] > 0
+    for name in ("closure_timeline", "closure_outcomes"):
+        assert (tmp_path / "fig" / f"{name}.svg").exists()
+    for name in ("summary", "runs", "boundary", "margin", "logs"):
+        text = (tmp_path / "res" / f"closure_{name}.csv").read_text()
+        assert "source" in text.splitlines()[0]  # every CSV states its source
+        assert "simulated" in text or "hand-written" in text
 
 
 # --- the gate contract, windows with scores, budgets ---------------------------------------------

@@ -280,6 +280,10 @@ class PlanAgent:
         cyc = self._step(TOPICS[self.project], t)
         rep = self.m.report()
         m = self.m
+        lost = sum(
+            any(m.index.definer.get(h, len(m.index)) < m.index.pos[i] for i in ids)
+            for h, ids in rep.orphans.items()
+        )
         return {
             "turn": t,
             "used": m.used,
@@ -287,10 +291,10 @@ class PlanAgent:
             "margin": np.nan if cyc is None or cyc.margin is None else cyc.margin,
             "cycle": cyc is not None,
             "throttled": bool(cyc is not None and cyc.throttled),
-            # a window orphan whose definition the log holds was lost to eviction; one defined
-            # nowhere is the agent's own guess (a tool error), not the manager's doing
-            "orphans": sum(h in m.index.definer for h in rep.orphans),
-            "undefined": sum(h not in m.index.definer for h in rep.orphans),
+            # a window orphan named after its definition was lost to eviction; one named before
+            # any definition is the agent's own guess (a tool error), not the manager's doing
+            "orphans": lost,
+            "undefined": len(rep.orphans) - lost,
             "asymmetric": len(rep.asymmetric),
             "outcome": outcome,
             "silent": int(outcome == "corrupt"),
@@ -380,3 +384,40 @@ def episode_log(seed: int, turns: int = 300, capacity: int = 10**9) -> list[Span
     for t in range(turns):
         agent.turn(t)
     return list(m.index.spans)
+
+
+def long_log(n_spans: int, seed: int = 0) -> list[Span]:
+    """A long synthetic log of the agent's span shapes (submits, polls, chat, reasoning, project
+    switches) with O(1) work per span, for scaling runs: the plan agent itself keeps per-task
+    state that a 100,000-span log would make slow to generate."""
+    rng = np.random.default_rng([seed, 7])
+    spans: list[Span] = []
+    nxt, jobs, turn, project = 0x10000, [], 0, 0
+
+    def add(role, text, deps=()):
+        spans.append(Span(f"s{len(spans)}", turn, role, text, tuple(deps)))
+        return spans[-1].id
+
+    add("user", f"Please {TOPICS[0]}.")
+    draws = iter(rng.random(4 * n_spans + 16).tolist())
+    while len(spans) < n_spans:
+        turn += 1
+        a, topic = next(draws), TOPICS[project]
+        if a < 0.05:
+            project = int(next(draws) * len(TOPICS))
+            add("user", f"Let us get back to the task: {TOPICS[project]}.")
+        elif a < 0.17:
+            nxt += 1 + int(next(draws) * 2)
+            h = f"run_{nxt:05x}"
+            c = add("call", f'submit_job(task="{topic}", variant={1 + int(next(draws) * 8)})')
+            add("result", json.dumps({"id": h, "status": "queued"}), [c])
+            jobs.append(h)
+        elif a < 0.40 and jobs:
+            h = jobs[-1 - int(next(draws) * min(3, len(jobs)))]
+            c = add("call", f'poll(job="{h}")  # check on: {topic}')
+            add("result", json.dumps({"job": h, "status": "running"}), [c])
+        elif a < 0.70:
+            add("user", CHATTER[int(next(draws) * len(CHATTER))])
+        else:
+            add("reasoning", f"Thinking about how to {topic}: {THOUGHTS[int(next(draws) * 4)]}.")
+    return spans[:n_spans]
