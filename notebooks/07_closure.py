@@ -19,9 +19,7 @@
 # **Question:** a pruner that scores spans one by one against the goal can evict the bare result `{"id": "run_8841", "status": "queued"}` and keep the later `poll(run_8841)` that needs it (seed 002). When an agent acts from its own plan and must rebuild each handle from what its window holds, which managers turn silent corruption into loud, recoverable errors, how many jobs still complete, what does closure cost in tokens, does a small eviction margin warn early, and does a real trimmer (langchain-core's `trim_messages`) orphan tool calls and handles on agent logs where a closure-safe trimmer does not?
 
 # %%
-import json
 
-import pandas as pd
 from IPython.display import Markdown
 
 from workbench.closure import agent, compare, gate, managers, report
