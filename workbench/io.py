@@ -7,6 +7,7 @@ not at all.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import tempfile
@@ -42,6 +43,20 @@ class InputError(ValueError):
             line=self.line if self.line is not None else line,
             field=self.field,
         )
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small, acyclic objects (a log or
+    store read whole): its passes over the growing heap otherwise cost about as much as the
+    building itself. Reference counting still frees everything; the collector resumes after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # --- atomic writes ---------------------------------------------------------------------------

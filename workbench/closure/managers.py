@@ -27,6 +27,7 @@ from workbench.closure.spans import (
 )
 from workbench.encoders import get_encoder
 from workbench.handles import Patterns
+from workbench.io import paused_gc
 from workbench.policies import DSGC
 
 FRACTION = 0.78  # evict when the window passes this share of its capacity (the note's trigger)
@@ -639,11 +640,12 @@ def replay(spans, manager: RelevanceManager, goal: str | None = None) -> Relevan
     emb = manager.encoder([s.text for s in spans]) if spans else None
     sims = (emb @ manager._q).tolist() if spans else []  # the goal is fixed: one product
     k = 0
-    while k < len(spans):
-        j = k
-        while j < len(spans) and spans[j].turn == spans[k].turn:
-            j += 1
-        manager.add(*spans[k:j], emb=emb[k:j], sims=sims[k:j])
-        manager.step(goal, spans[k].turn)
-        k = j
+    with paused_gc():
+        while k < len(spans):
+            j = k
+            while j < len(spans) and spans[j].turn == spans[k].turn:
+                j += 1
+            manager.add(*spans[k:j], emb=emb[k:j], sims=sims[k:j])
+            manager.step(goal, spans[k].turn)
+            k = j
     return manager

@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.encoders import token_cost
 from workbench.handles import HANDLE_RE, Patterns
-from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
+from workbench.io import InputError, UniqueIds, atomic_write_text, paused_gc, read_jsonl
 from workbench.policies import eviction_margin
 
 ROLES = ("system", "user", "reasoning", "call", "result", "retrieval", "tombstone")
@@ -170,17 +170,18 @@ def load_spans(path: str | os.PathLike) -> list[Span]:
     """Read a JSONL span log; a bad line raises SpanError naming file, line and field."""
     path = str(path)
     spans, ids = [], UniqueIds("span", SpanError, path)
-    for lineno, obj in read_jsonl(path, SpanError):
-        span = span_from_dict(obj, path=path, line=lineno)
-        ids.add(span.id, lineno)
-        if spans and span.turn < spans[-1].turn:
-            raise SpanError(
-                f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
-                path=path,
-                line=lineno,
-                field="turn",
-            )
-        spans.append(span)
+    with paused_gc():
+        for lineno, obj in read_jsonl(path, SpanError):
+            span = span_from_dict(obj, path=path, line=lineno)
+            ids.add(span.id, lineno)
+            if spans and span.turn < spans[-1].turn:
+                raise SpanError(
+                    f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
+                    path=path,
+                    line=lineno,
+                    field="turn",
+                )
+            spans.append(span)
     return spans
 
 
@@ -257,7 +258,7 @@ class SpanIndex:
         self.unit: list[int] = []  # a binding answer shares its call's unit (each needs the other)
         self.answers: dict[int, list[int]] = {}  # call -> its answers
         self._pairs: list[tuple[int, int]] = []
-        self._open_calls: list[int] = []  # calls without an answer yet, oldest first
+        self._open_calls: dict[int, None] = {}  # calls without an answer yet, oldest first
         self._arrays = (0, None)
 
     def __len__(self) -> int:
@@ -289,28 +290,28 @@ class SpanIndex:
         if span.role in ANSWERS:
             calls = [p for p in deps if self.spans[p].role == "call"]
             if not calls and span.role == "result" and self._open_calls:
-                calls = [self._open_calls[-1]]  # no explicit link: the most recent open call
+                calls = [next(reversed(self._open_calls))]  # no link: the most recent open call
             if calls:
                 call = calls[0]
                 need.add(call)  # a result depends on its call
                 self.call_of[i] = call
                 self.answers.setdefault(call, []).append(i)
                 self._pairs.append((call, i))
-                if call in self._open_calls:
-                    self._open_calls.remove(call)
+                self._open_calls.pop(call, None)
                 if defs:  # the call's binding: a retained call needs it
                     self.needs[call].append(i)
         self.unit.append(call if call is not None and defs else i)
         if span.role == "call":
-            self._open_calls.append(i)
+            self._open_calls[i] = None
         need.discard(i)
         self.needs.append(sorted(need) if len(need) > 1 else list(need))
         self.explicit.append(tuple(p for p in deps if p != call) if deps else ())
         return i
 
     def extend(self, spans) -> SpanIndex:
-        for s in spans:
-            self.add(s)
+        with paused_gc():
+            for s in spans:
+                self.add(s)
         return self
 
     def _edge_list(self) -> list[tuple[int, int]]:
