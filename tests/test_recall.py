@@ -623,6 +623,8 @@ def test_notebook_runs_with_small_parameters(tmp_path):
             "SPREAD_SEEDS": 2,
             "REPEATS": [0, 2],
             "DENSE_SLOTS": ["ambient", "kin"],
+            "KS": [2, 5, 10],
+            "DENSITIES": [0.1, 0.7],
             "SQUAD_PATH": str(FIXTURE),
             "FIGURES_DIR": str(tmp_path / "fig"),
             "RESULTS_DIR": str(tmp_path / "res"),
