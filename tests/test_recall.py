@@ -309,8 +309,12 @@ def test_artifact_marker_boosts_query_only(lexical):
     art = R.artifact_study(120, encoder=lexical, n_boot=200).set_index(["retention", "selection"])
     for r in ("recency", "unbounded"):
         assert art.loc[(r, "query"), "boost_pp"] > 5 and art.loc[(r, "query"), "boost_lo"] > 0
+        # marked distractors rank below every fact: only a buffer short of k facts shows one
+        assert art.loc[(r, "query"), "distractor_share_marked"] < 5
+        assert art.loc[(r, "query"), "distractor_share_plain"] > 20
         for s in ("recency", "random", "oracle"):
             assert art.loc[(r, s), "boost_pp"] == 0.0
+    assert art.loc[("unbounded", "query"), "distractor_share_marked"] == 0.0
 
 
 def test_failure_classes(grids):

@@ -425,6 +425,12 @@ def artifact_study(
                     "boost_pp": boost[0],
                     "boost_lo": boost[1],
                     "boost_hi": boost[2],
+                    "distractor_share_plain": type_filter_report(plain, r, s)[
+                        "exposed_distractor_share"
+                    ],
+                    "distractor_share_marked": type_filter_report(marked, r, s)[
+                        "exposed_distractor_share"
+                    ],
                 }
             )
     return pd.DataFrame(out)
