@@ -11,8 +11,10 @@ from workbench.recall.rules import RETENTION_RULES, SELECTION_RULES
 PAPER_MARK = {"color": "black", "shape": "diamond", "size": 90, "filled": True}
 
 
-def grid_heatmap(cells: pd.DataFrame) -> alt.FacetChart:
-    """Recall per cell with its 95% interval; row labels carry the retention rate; one panel per query form."""
+def grid_heatmap(cells: pd.DataFrame, source: str = "synthetic") -> alt.FacetChart:
+    """Recall per cell with its 95% interval; row labels carry the retention rate; one panel per query form.
+
+    The title names the source of the episodes (synthetic, fixture or a data file)."""
     d = cells.copy()
     d["row"] = [
         f"{r} (retained {v:.1f}%)" for r, v in zip(d["retention"], d["retention_rate"], strict=True)
@@ -38,6 +40,7 @@ def grid_heatmap(cells: pd.DataFrame) -> alt.FacetChart:
         alt.layer(rect, top, bottom, data=d)
         .properties(width=330, height=230)
         .facet(column=alt.Column("query_form:N", sort=list(QUERY_FORMS), title="query form"))
+        .properties(title=f"Required-fact recall per cell, 95% intervals (source={source})")
     )
 
 
@@ -111,7 +114,7 @@ def k_curve(pressure: pd.DataFrame, paper: dict, retention: str = "recency") -> 
 
 
 def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> alt.FacetChart:
-    """Retention rate by delay bucket for each retention rule; paper's delay 6-9 values as diamonds."""
+    """Retention rate by delay bucket for each retention rule with 95% intervals; paper's delay 6-9 values as diamonds."""
     d = delays.query("selection == @selection").copy()
     p = paper["rq2"]
     published = {
@@ -131,9 +134,10 @@ def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> 
             color=alt.Color("retention:N", sort=list(RETENTION_RULES), legend=None),
         )
     )
+    err = alt.Chart().mark_rule(color="black").encode(x=x, y="retention_lo:Q", y2="retention_hi:Q")
     pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
     return (
-        alt.layer(bars, pts, data=d)
+        alt.layer(bars, err, pts, data=d)
         .properties(width=170, height=220)
         .facet(
             column=alt.Column(

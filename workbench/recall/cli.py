@@ -8,9 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from workbench.encoders import get_encoder
-from workbench.io import InputError, write_csv
+from workbench.io import InputError
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
+from workbench.recall import readers as D
+from workbench.recall import report as P
 
 
 def _episodes(args, queries: str):
@@ -41,11 +43,11 @@ def _check_out(out: str) -> Path:
     return path
 
 
-def _write(out: Path, frames: dict[str, pd.DataFrame]) -> None:
-    """Write every table only after all of them were computed (nothing half-written)."""
-    for name, df in frames.items():
-        write_csv(df, out / f"{name}.csv", float_format=None)
-        print(f"wrote {out / (name + '.csv')} ({len(df)} rows)")
+def _write(out: Path, frames: dict[str, pd.DataFrame], source: str) -> None:
+    """Write every table, labelled with its source and reader, after all were computed."""
+    frames = {k: v if "source" in v else P.labelled(v, source) for k, v in frames.items()}
+    for path in P.save_tables(out, frames):
+        print(f"wrote {path} ({len(frames[path.stem])} rows)")
 
 
 def cmd_grid(args) -> int:
@@ -54,7 +56,8 @@ def cmd_grid(args) -> int:
     enc = _encoder(args)
     cells, decomp, fails = [], [], []
     for form in _forms(args):
-        grid = R.run_grid(_episodes(args, form), args.K, args.k, args.seed, encoder=enc)
+        ep = _episodes(args, form)
+        grid = R.run_grid(ep, args.K, args.k, args.seed, encoder=enc)
         cells.append(R.cells_table(grid, args.boot).assign(query_form=form))
         decomp.append(R.decomposition(grid, n_boot=args.boot).assign(query_form=form))
         fails.append(R.failure_table(grid).assign(query_form=form))
@@ -65,6 +68,7 @@ def cmd_grid(args) -> int:
             "recall_decomposition": pd.concat(decomp, ignore_index=True),
             "recall_failures": pd.concat(fails, ignore_index=True),
         },
+        ep.source,
     )
     return 0
 
@@ -78,7 +82,9 @@ def cmd_sweep(args) -> int:
     Ks = [int(x) for x in args.Ks.split(",")]
     frames = {
         "recall_pressure": R.memory_pressure(ep, Ks, args.k, args.seed, enc, args.boot),
-        "recall_delay": R.delay_table(R.run_grid(ep, args.K, args.k, args.seed, encoder=enc)),
+        "recall_delay": R.delay_table(
+            R.run_grid(ep, args.K, args.k, args.seed, encoder=enc), n_boot=args.boot
+        ),
     }
     if not args.squad:
         dens = [float(x) for x in args.densities.split(",")]
@@ -88,7 +94,21 @@ def cmd_sweep(args) -> int:
         frames["recall_artifact"] = R.artifact_study(
             args.episodes, args.K, args.k, args.seed, args.density, enc, args.boot
         )
-    _write(out, frames)
+    _write(out, frames, ep.source)
+    return 0
+
+
+def cmd_accuracy(args) -> int:
+    """Answer accuracy of a reader beside retention and recall, for the bounded and unbounded agents."""
+    out = _check_out(args.out)
+    if args.reader_url:
+        reader = D.ChatReader(args.reader_url, args.reader_model, cache_dir=args.reader_cache)
+    else:
+        reader = D.oracle_reader
+    ep = _episodes(args, _forms(args)[0])
+    grid = R.run_grid(ep, args.K, args.k, args.seed, encoder=_encoder(args))
+    cells = [("recency", "query"), ("recency", "recency"), ("unbounded", "query")]
+    _write(out, {"recall_accuracy": D.answer_accuracy(grid, cells, reader, args.boot)}, ep.source)
     return 0
 
 
@@ -125,4 +145,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--Ks", default="2,3,5,10,20", help="capacities, comma-separated")
     s.add_argument("--densities", default="0.1,0.3,0.5,0.7", help="densities, comma-separated")
     s.set_defaults(func=cmd_sweep)
+    a = sub.add_parser("accuracy", help="a reader's answer accuracy beside retention and recall")
+    _common(a)
+    a.add_argument(
+        "--reader-url",
+        metavar="URL",
+        help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (default: the oracle reader)",
+    )
+    a.add_argument("--reader-model", default="default", help="the model name sent to the endpoint")
+    a.add_argument("--reader-cache", metavar="DIR", help="cache the endpoint's answers here")
+    a.set_defaults(func=cmd_accuracy)
     return p

@@ -2,7 +2,9 @@
 
 An episode is a stream of N observations (facts and distractors) followed by Q queries; each
 query targets one non-distractor fact. Texts live in one table (`Episodes.texts`) and episodes
-hold indices into it, so an encoder sees each unique text once.
+hold indices into it, so an encoder sees each unique text once. An observation answers a query
+when its text is the target's text (`Episodes.required`): a fact restated later in the stream
+answers from either copy.
 """
 
 from __future__ import annotations
@@ -99,10 +101,99 @@ VALUES = (
     "nimbus",
     "quartz",
 )
+# Variants of the distractor construction, for the RQ3 study of dense type filtering (see
+# grid.dense_construction_study). "ambient" is the default above. The others were picked to
+# span kinds of nouns (people, invented words, discourse fillers); none is the seed's, which
+# it does not publish.
+DISTRACTOR_VOCABULARIES = {
+    "ambient": DISTRACTOR_SLOTS,
+    "kin": (
+        "aunt",
+        "uncle",
+        "cousin",
+        "nephew",
+        "niece",
+        "grandson",
+        "granddaughter",
+        "stepfather",
+        "stepmother",
+        "godson",
+        "goddaughter",
+        "brother",
+        "sister",
+        "father",
+        "mother",
+        "grandfather",
+        "grandmother",
+        "husband",
+        "wife",
+        "son",
+    ),
+    "pseudo": (
+        "blick",
+        "wug",
+        "dax",
+        "fep",
+        "toma",
+        "zorp",
+        "kiki",
+        "bouba",
+        "glorp",
+        "snib",
+        "tulver",
+        "frimble",
+        "quonk",
+        "vesh",
+        "plim",
+        "drabe",
+        "yorl",
+        "mib",
+        "skee",
+        "grint",
+    ),
+    "filler": (
+        "thing",
+        "stuff",
+        "situation",
+        "matter",
+        "point",
+        "case",
+        "deal",
+        "issue",
+        "story",
+        "part",
+        "way",
+        "kind",
+        "sort",
+        "bit",
+        "lot",
+        "fact",
+        "side",
+        "end",
+        "rest",
+        "whole",
+    ),
+}
+# Distractor values that no fact uses (an option; by default distractors draw from VALUES).
+DISJOINT_VALUES = (
+    "mild",
+    "loud",
+    "gloomy",
+    "faint",
+    "steady",
+    "sparse",
+    "heavy",
+    "damp",
+    "bright",
+    "stale",
+    "brisk",
+    "dull",
+)
 INFORMATIVE = "What is the {slot} ?"
 UNINFORMATIVE = "What is the value?"  # one token differs; "value" appears in no fact
 MARKER = "[distractor]"  # the literal marker of the artifact study
 QUERY_FORMS = ("informative", "uninformative")
+SYNTHETIC = "synthetic"  # the source label of generated streams
 
 
 def stream_tag(name: str) -> int:
@@ -124,9 +215,9 @@ class Episodes:
     text_id: np.ndarray  # (E, N) int, stream order
     distractor: np.ndarray  # (E, N) bool
     query_id: np.ndarray  # (E, Q) int
-    target: np.ndarray  # (E, Q) int stream position of the required fact
-    answers: np.ndarray  # (E, Q) object: the gold answer string
-    source: str = "synthetic"
+    target: np.ndarray  # (E, Q) int stream position of the required fact (its last copy)
+    answers: np.ndarray  # (E, Q) object: the gold answer, a string or a tuple of strings
+    source: str = SYNTHETIC  # "synthetic", "fixture" or the path of a data file
     params: dict = field(default_factory=dict)
 
     @property
@@ -145,6 +236,12 @@ class Episodes:
     def delay(self) -> np.ndarray:
         """(E, Q) observations that arrived after the target (0 = the last one)."""
         return self.n_items - 1 - self.target
+
+    @property
+    def required(self) -> np.ndarray:
+        """(E, Q, N) which observations answer each query: every copy of the target's text."""
+        tid = np.take_along_axis(self.text_id, self.target, axis=1)  # (E, Q)
+        return self.text_id[:, None, :] == tid[:, :, None]
 
     def stream(self, e: int) -> list[str]:
         """The texts of episode e in arrival order."""
@@ -211,6 +308,20 @@ def n_distractors(density: float, n_items: int) -> int:
     return n
 
 
+def _restatements(rng: np.random.Generator, n_f: int, repeats: int) -> np.ndarray:
+    """(n_f,) which earlier fact each fact position states: itself, or an earlier original.
+
+    `repeats` of the fact positions after the first restate a uniformly drawn earlier original.
+    """
+    source = np.arange(n_f)
+    if repeats:
+        later = np.sort(rng.choice(np.arange(1, n_f), repeats, replace=False))
+        for j in later:
+            originals = np.flatnonzero(source[:j] == np.arange(j))
+            source[j] = rng.choice(originals)
+    return source
+
+
 def make_episodes(
     episodes: int = 300,
     n_items: int = 10,
@@ -219,72 +330,139 @@ def make_episodes(
     queries: str = "informative",
     marker: bool = False,
     seed: int = 0,
+    repeats: int = 0,
+    distractor_slots: str = "ambient",
+    distractor_values: str = "shared",
 ) -> Episodes:
     """Synthetic streams of "The <slot> is <value>." with disjoint distractor slots.
 
-    Episode e is drawn from its own generator, so the first 40 of 300 episodes equal a 40-episode
-    run, and the query form and marker change texts only (same slots, values and targets).
+    Slots and values are unique within a stream (a wrong fact never carries the right value).
+    Episode e is drawn from its own generators, so the first 40 of 300 episodes equal a
+    40-episode run, and the query form and marker change texts only (same slots, values and
+    targets). Options beyond the seed's construction, all off by default: `repeats` fact
+    observations restate an earlier fact of the stream (something for the frequency rule to
+    count; targets are then uniform over the distinct facts and sit at their last copy);
+    `distractor_slots` names a DISTRACTOR_VOCABULARIES entry; `distractor_values="disjoint"`
+    gives distractors values from DISJOINT_VALUES instead of VALUES.
     """
     if queries not in QUERY_FORMS:
         raise ValueError(f"queries must be one of {QUERY_FORMS}, got {queries!r}")
     if episodes < 1 or n_queries < 1:
         raise ValueError("need at least one episode and one query")
+    if distractor_slots not in DISTRACTOR_VOCABULARIES:
+        raise ValueError(
+            f"distractor_slots must be one of {tuple(DISTRACTOR_VOCABULARIES)}, "
+            f"got {distractor_slots!r}"
+        )
+    if distractor_values not in ("shared", "disjoint"):
+        raise ValueError(f"distractor_values must be shared or disjoint, got {distractor_values!r}")
+    d_vocab = DISTRACTOR_VOCABULARIES[distractor_slots]
     n_d = n_distractors(density, n_items)
     n_f = n_items - n_d
-    if n_f > len(FACT_SLOTS) or n_d > len(DISTRACTOR_SLOTS):
+    if not 0 <= repeats < n_f:
+        raise ValueError(f"repeats must be in [0, {n_f}) for {n_f} facts a stream, got {repeats}")
+    if n_f > len(FACT_SLOTS) or n_d > len(d_vocab):
         raise ValueError(f"a stream of {n_items} needs more unique slots than the vocabulary has")
+    disjoint = distractor_values == "disjoint"
+    if n_items > len(VALUES) or (disjoint and n_d > len(DISJOINT_VALUES)):
+        raise ValueError(f"a stream of {n_items} needs more unique values than the vocabulary has")
     st = _Streams(episodes, n_items, n_queries)
     for e in range(episodes):
         rng = episode_rng(seed, "episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))
         slots = rng.choice(len(FACT_SLOTS), n_f, replace=False)
-        d_slots = rng.choice(len(DISTRACTOR_SLOTS), n_d, replace=False)
-        values = rng.integers(len(VALUES), size=n_items)
+        d_slots = rng.choice(len(d_vocab), n_d, replace=False)
+        # Values once were drawn here with replacement; the draw is kept (unused) so that the
+        # targets below stay the same draws, and the values come from their own stream.
+        rng.integers(len(VALUES), size=n_items)
         which = rng.integers(n_f, size=n_queries)  # uniform over non-distractor facts
+        vrng = episode_rng(seed, "values", e)
         f_pos = st.place(e, d_pos)
+        # one value per position, unique in the stream; disjoint distractors then take theirs
+        # from DISJOINT_VALUES, so facts keep the same values in every variant
+        word = np.array([VALUES[i] for i in vrng.permutation(len(VALUES))[:n_items]], dtype=object)
+        if disjoint:
+            word[d_pos] = [DISJOINT_VALUES[i] for i in vrng.permutation(len(DISJOINT_VALUES))[:n_d]]
         slot_at = np.empty(n_items, dtype=object)
         slot_at[f_pos] = [FACT_SLOTS[i] for i in slots]
-        slot_at[d_pos] = [DISTRACTOR_SLOTS[i] for i in d_slots]
+        slot_at[d_pos] = [d_vocab[i] for i in d_slots]
+        if repeats:  # restated facts copy an earlier fact's slot and value; targets are redrawn
+            rrng = episode_rng(seed, "repeats", e)
+            src = f_pos[_restatements(rrng, n_f, repeats)]
+            slot_at[f_pos], word[f_pos] = slot_at[src], word[src]
+            distinct = f_pos[src == f_pos]
+            last = {p: f_pos[src == p].max() for p in distinct}
+            st.target[e] = [last[p] for p in distinct[rrng.integers(len(distinct), size=n_queries)]]
+        else:
+            st.target[e] = f_pos[which]
         for n in range(n_items):
-            text = f"The {slot_at[n]} is {VALUES[values[n]]}."
+            text = f"The {slot_at[n]} is {word[n]}."
             if marker and st.distractor[e, n]:
                 text = f"{MARKER} {text}"
             st.text_id[e, n] = st.texts(text)
-        st.target[e] = f_pos[which]
         for q, pos in enumerate(st.target[e]):
             form = (
                 INFORMATIVE.format(slot=slot_at[pos]) if queries == "informative" else UNINFORMATIVE
             )
             st.query_id[e, q] = st.queries(form)
-            st.answers[e, q] = VALUES[values[pos]]
+            st.answers[e, q] = word[pos]
     params = {"density": density, "queries": queries, "marker": marker, "seed": seed}
-    return st.done("synthetic", params)
+    if repeats:
+        params["repeats"] = repeats
+    if (distractor_slots, distractor_values) != ("ambient", "shared"):
+        params["distractors"] = f"{distractor_slots}/{distractor_values}"
+    return st.done(SYNTHETIC, params)
 
 
 # --- SQuAD v1.1 format ----------------------------------------------------------------------
 
 _SENT_END = re.compile(r"[.!?][\"')\]]*\s+")
+# A full stop after an abbreviation or an initial ("U.S.", "J.", "Dr.", "Jan.") ends no sentence.
+# The cost: a sentence that really ends in "U.S." is joined to the next one.
+_NO_SPLIT = re.compile(
+    r"(?:^|[\s(])(?:(?:[A-Z]\.)*[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Capt|Rev|Mt|Ft|"
+    r"vs|etc|approx|ca|c|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Inc|Co|Corp|Ltd|No)\.$"
+)
+FIXTURE_KEY = (
+    "workbench_source"  # a file may label itself; the project's invented fixture says "fixture"
+)
+
+
+@dataclass(frozen=True)
+class SquadTarget:
+    """One answer-bearing sentence, its question, every annotator's answer and the question id."""
+
+    sentence: str
+    question: str
+    golds: tuple[str, ...]
+    id: str
+    article: str
 
 
 @dataclass(frozen=True)
 class SquadPool:
-    """Answer-bearing sentences (with one question each) and answer-free sentences of a file."""
+    """Answer-bearing sentences (one question each) and answer-free sentences of a file."""
 
     path: str
-    targets: tuple[tuple[str, str, str, str], ...]  # (sentence, question, answer, article)
+    source: str  # "fixture" when the file says so, else its path
+    targets: tuple[SquadTarget, ...]
     unrelated: tuple[tuple[str, str], ...]  # (sentence, article)
+    counts: dict = field(default_factory=dict)  # what was skipped or repaired, by kind
 
     def __repr__(self) -> str:
+        extra = f"; {self.counts}" if self.counts else ""
         return (
-            f"SquadPool({Path(self.path).name}: {len(self.targets)} answer sentences, "
-            f"{len(self.unrelated)} unrelated sentences)"
+            f"SquadPool({self.source}: {len(self.targets)} answer sentences, "
+            f"{len(self.unrelated)} unrelated sentences{extra})"
         )
 
 
 def sentence_spans(context: str) -> list[tuple[int, int]]:
-    """(start, end) character spans of the sentences of a paragraph."""
+    """(start, end) character spans of the sentences of a paragraph (abbreviations do not split)."""
     spans, start = [], 0
     for m in _SENT_END.finditer(context):
+        if context[m.start()] == "." and _NO_SPLIT.search(context[start : m.start() + 1]):
+            continue
         spans.append((start, m.end()))
         start = m.end()
     if start < len(context):
@@ -292,8 +470,24 @@ def sentence_spans(context: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if context[a:b].strip()]
 
 
+def _align(ctx: str, text: str, start: int) -> int | None:
+    """answer_start if the text is there, else the nearest occurrence of the text, else None."""
+    if ctx[start : start + len(text)] == text:
+        return start
+    found = [m.start() for m in re.finditer(re.escape(text), ctx)]
+    return min(found, key=lambda i: (abs(i - start), i)) if found else None
+
+
 def load_squad(path: str | Path) -> SquadPool:
-    """Read a SQuAD v1.1-format JSON file; a malformed file raises InputError naming the field."""
+    """Read a SQuAD v1.1-format JSON file (data -> paragraphs -> context, qas).
+
+    Every annotator's answer marks its sentence as answered and is kept as a gold. An
+    answer_start that misses its text is moved to the nearest occurrence of the text (counted);
+    a text that is nowhere in its context is an InputError naming the field. Questions without
+    answers (SQuAD 2.0's unanswerable ones) are skipped and counted, and so is a second question
+    on a sentence that already has one. A sentence holding any answer text of its paragraph is
+    never a distractor.
+    """
     path = str(path)
 
     def err(msg: str, fld: str | None = None) -> InputError:
@@ -312,11 +506,16 @@ def load_squad(path: str | Path) -> SquadPool:
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise err("must be a list of articles (SQuAD v1.1 format)", "data")
     targets, unrelated, seen = [], [], set()
+    counts: dict[str, int] = {}
+
+    def count(kind: str) -> None:
+        counts[kind] = counts.get(kind, 0) + 1
+
     for a, art in enumerate(doc["data"]):
         where = f"data[{a}]"
         if not isinstance(art, dict) or not isinstance(art.get("paragraphs"), list):
             raise err("must be a list of paragraphs", f"{where}.paragraphs")
-        title = art.get("title", where)
+        title = str(art.get("title", where))
         for p, par in enumerate(art["paragraphs"]):
             pw = f"{where}.paragraphs[{p}]"
             if not isinstance(par, dict):
@@ -328,46 +527,66 @@ def load_squad(path: str | Path) -> SquadPool:
                 raise err("must be a list of questions", f"{pw}.qas")
             spans = sentence_spans(ctx)
             answered = np.zeros(len(spans), dtype=bool)
+            texts_here: set[str] = set()
             for q, qa in enumerate(par["qas"]):
                 qw = f"{pw}.qas[{q}]"
                 question = qa.get("question") if isinstance(qa, dict) else None
                 if not isinstance(question, str) or not question.strip():
                     raise err("must be a non-empty string", f"{qw}.question")
                 ans = qa.get("answers")
-                if not isinstance(ans, list) or not ans:
-                    raise err("must be a non-empty list", f"{qw}.answers")
-                first = (None, None)
+                if not isinstance(ans, list):
+                    raise err("must be a list of answers", f"{qw}.answers")
+                if not ans or qa.get("is_impossible"):
+                    count("question without an answer")
+                    continue
+                located = []
                 for i, an in enumerate(ans):
                     text = an.get("text") if isinstance(an, dict) else None
                     start = an.get("answer_start") if isinstance(an, dict) else None
-                    if not isinstance(text, str) or not text:
+                    if not isinstance(text, str) or not text.strip():
                         raise err("must be a non-empty string", f"{qw}.answers[{i}].text")
                     if not isinstance(start, int) or isinstance(start, bool) or start < 0:
                         raise err(
                             "must be a non-negative integer", f"{qw}.answers[{i}].answer_start"
                         )
-                    if ctx[start : start + len(text)] != text:
+                    at = _align(ctx, text, start)
+                    if at is None:
                         raise err(
-                            f"context has {ctx[start : start + len(text)]!r} there, "
-                            f"not the answer {text!r}",
-                            f"{qw}.answers[{i}].answer_start",
+                            f"the answer {text!r} is not in the context", f"{qw}.answers[{i}].text"
                         )
-                    if i == 0:
-                        first = (start, text)
-                start, text = first
-                hit = [j for j, (s, t) in enumerate(spans) if s < start + len(text) and start < t]
-                if not hit:
-                    raise err("answer lies in no sentence", f"{qw}.answers[0].answer_start")
-                answered[hit] = True
+                    if at != start:
+                        count("answer_start moved to its text")
+                    texts_here.add(text)
+                    hit = [j for j, (s, t) in enumerate(spans) if s < at + len(text) and at < t]
+                    answered[hit] = True
+                    located.append((hit, text))
+                hit, _ = located[0]  # the first annotator's span picks the target sentence
                 sentence = ctx[spans[hit[0]][0] : spans[hit[-1]][1]].strip()
-                if sentence not in seen:  # one question per target sentence
-                    seen.add(sentence)
-                    targets.append((sentence, question.strip(), text, str(title)))
+                if sentence in seen:
+                    count("second question on a target sentence")
+                    continue
+                seen.add(sentence)
+                golds = tuple(dict.fromkeys(t for _, t in located))
+                qid = qa.get("id")
+                targets.append(
+                    SquadTarget(
+                        sentence,
+                        question.strip(),
+                        golds,
+                        str(qid if qid is not None else qw),
+                        title,
+                    )
+                )
             for j in np.flatnonzero(~answered):
-                unrelated.append((ctx[spans[j][0] : spans[j][1]].strip(), str(title)))
+                sent = ctx[spans[j][0] : spans[j][1]].strip()
+                if any(t in sent for t in texts_here):
+                    count("sentence with an answer text kept out of the distractors")
+                    continue
+                unrelated.append((sent, title))
     if not targets:
         raise err("holds no answerable questions", "data")
-    return SquadPool(path, tuple(targets), tuple(unrelated))
+    source = "fixture" if doc.get(FIXTURE_KEY) == "fixture" else path
+    return SquadPool(path, source, tuple(targets), tuple(unrelated), counts)
 
 
 def squad_episodes(
@@ -378,7 +597,11 @@ def squad_episodes(
     density: float = 0.3,
     seed: int = 0,
 ) -> Episodes:
-    """Streams of answer sentences (targets) and unrelated sentences (distractors); queries are the questions."""
+    """Streams of answer sentences (targets) and unrelated sentences (distractors); queries are the questions.
+
+    A distractor never contains a gold answer of a fact in its own stream (streams mix articles).
+    Gold answers are tuples of every annotator's text.
+    """
     n_d = n_distractors(density, n_items)
     n_f = n_items - n_d
     if len(pool.targets) < n_f or len(pool.unrelated) < n_d:
@@ -393,20 +616,31 @@ def squad_episodes(
         rng = episode_rng(seed, "squad-episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))
         facts = rng.choice(len(pool.targets), n_f, replace=False)
-        others = rng.choice(len(pool.unrelated), n_d, replace=False)
+        golds = [g for i in facts for g in pool.targets[i].golds]
+        others = [
+            i
+            for i in rng.permutation(len(pool.unrelated))
+            if not any(g in pool.unrelated[i][0] for g in golds)
+        ][:n_d]
+        if len(others) < n_d:
+            raise InputError(
+                f"too few sentences free of the stream's answers for episode {e}",
+                path=pool.path,
+                field="data",
+            )
         which = rng.integers(n_f, size=n_queries)
         f_pos = st.place(e, d_pos)
         for pos, i in zip(f_pos, facts, strict=True):
-            st.text_id[e, pos] = st.texts(pool.targets[i][0])
+            st.text_id[e, pos] = st.texts(pool.targets[i].sentence)
         for pos, i in zip(d_pos, others, strict=True):
             st.text_id[e, pos] = st.texts(pool.unrelated[i][0])
         st.target[e] = f_pos[which]
         for q, w in enumerate(which):
-            _, question, answer, _ = pool.targets[facts[w]]
-            st.query_id[e, q] = st.queries(question)
-            st.answers[e, q] = answer
+            t = pool.targets[facts[w]]
+            st.query_id[e, q] = st.queries(t.question)
+            st.answers[e, q] = t.golds
     params = {"density": density, "queries": "questions", "seed": seed}
-    return st.done(f"squad:{Path(pool.path).name}", params)
+    return st.done(pool.source, params)
 
 
 def token_sets(texts: Sequence[str]) -> list[frozenset[str]]:

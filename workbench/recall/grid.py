@@ -8,15 +8,12 @@ Intervals resample whole episodes: the queries of one stream share its survivors
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
-from workbench.encoders import tokenize
 from workbench.recall.episodes import QUERY_FORMS, Episodes, episode_rng, make_episodes
 from workbench.recall.rules import (
     QUERY_AWARE,
@@ -52,18 +49,13 @@ class Grid:
 
     @property
     def retained(self) -> np.ndarray:
-        """(R, E, Q) whether each query's target survived retention."""
-        t = np.broadcast_to(
-            self.episodes.target, (len(self.retention_rules),) + self.episodes.target.shape
-        )
-        return np.take_along_axis(self.kept, t, axis=2)
+        """(R, E, Q) whether each query's target (any copy of it) survived retention."""
+        return (self.kept[:, :, None, :] & self.episodes.required[None]).any(-1)
 
     @property
     def hits(self) -> np.ndarray:
-        """(R, S, E, Q) whether each query's target was exposed."""
-        t = self.episodes.target[None, None, :, :, None]
-        t = np.broadcast_to(t, self.exposed.shape[:4] + (1,))
-        return np.take_along_axis(self.exposed, t, axis=4)[..., 0]
+        """(R, S, E, Q) whether each query's target (any copy of it) was exposed."""
+        return (self.exposed & self.episodes.required[None, None]).any(-1)
 
     def cell(self, retention: str, selection: str) -> tuple[int, int]:
         """Indices of a (retention, selection) cell."""
@@ -211,19 +203,9 @@ def cells_table(grid: Grid, n_boot: int = N_BOOT, seed: int | None = None) -> pd
                 {
                     "retention": rname,
                     "selection": sname,
-                    **dict(
-                        zip(
-                            ("recall", "recall_lo", "recall_hi"),
-                            _pp(x[r, s] for x in rec),
-                            strict=True,
-                        )
-                    ),
-                    **dict(
-                        zip(
-                            ("retention_rate", "retention_lo", "retention_hi"),
-                            _pp(x[r] for x in ret),
-                            strict=True,
-                        )
+                    **_triple(("recall", "recall_lo", "recall_hi"), (x[r, s] for x in rec)),
+                    **_triple(
+                        ("retention_rate", "retention_lo", "retention_hi"), (x[r] for x in ret)
                     ),
                 }
             )
@@ -319,26 +301,66 @@ def memory_pressure(
 DELAY_BUCKETS = ((0, 2), (3, 5), (6, 9))
 
 
-def delay_table(grid: Grid, buckets: Sequence[tuple[int, int]] = DELAY_BUCKETS) -> pd.DataFrame:
-    """Recall and retention rate (percent) by delay bucket: observations between target and query."""
+def ratio_ci(
+    num: np.ndarray, den: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sum(num) / sum(den) over episodes, with a percentile interval from resampled episodes.
+
+    num is (..., E), den (E,). For a subset of queries (a delay bucket) an episode holds 0, 1 or
+    2 of them, so a per-episode mean is undefined for some episodes; the ratio of sums is not.
+    """
+    x = np.asarray(num, dtype=np.float64)
+    flat = x.reshape(-1, x.shape[-1])
+    w = bootstrap_weights(x.shape[-1], n_boot, seed)  # (B, E), the same resamples as elsewhere
+    bden = w @ np.asarray(den, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (w @ flat.T) / bden[:, None]
+        est = flat.sum(1) / float(np.sum(den))
+    tail = 100 * (1 - level) / 2
+    if np.isnan(boot).all():
+        lo = hi = np.full(flat.shape[0], np.nan)
+    else:
+        lo, hi = np.nanpercentile(boot, [tail, 100 - tail], axis=0)
+    shape = x.shape[:-1]
+    return est.reshape(shape), lo.reshape(shape), hi.reshape(shape)
+
+
+def _triple(names: tuple[str, str, str], values) -> dict:
+    return dict(zip(names, _pp(values), strict=True))
+
+
+def delay_table(
+    grid: Grid,
+    buckets: Sequence[tuple[int, int]] = DELAY_BUCKETS,
+    n_boot: int = N_BOOT,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """Recall and retention rate (percent) by delay bucket, with 95% episode-bootstrap intervals.
+
+    Delay counts the observations between the target (its last copy) and the queries.
+    """
+    seed = grid.seed if seed is None else seed
     delay = grid.episodes.delay
     hits, retained = grid.hits, grid.retained
     rows = []
     for lo, hi in buckets:
-        m = (delay >= lo) & (delay <= hi)
-        n = int(m.sum())
+        m = (delay >= lo) & (delay <= hi)  # (E, Q)
+        den = m.sum(1)  # queries of each episode in the bucket
+        rec = ratio_ci((hits & m).sum(-1), den, n_boot, seed)  # each (R, S)
+        ret = ratio_ci((retained & m).sum(-1), den, n_boot, seed)  # each (R,)
         for r, rname in enumerate(grid.retention_rules):
-            ret = 100 * retained[r][m].mean() if n else np.nan
             for s, sname in enumerate(grid.selection_rules):
-                rec = 100 * hits[r, s][m].mean() if n else np.nan
                 rows.append(
                     {
                         "delay": f"{lo}-{hi}",
                         "retention": rname,
                         "selection": sname,
-                        "recall": round(float(rec), 1),
-                        "retention_rate": round(float(ret), 1),
-                        "queries": n,
+                        **_triple(("recall", "recall_lo", "recall_hi"), (x[r, s] for x in rec)),
+                        **_triple(
+                            ("retention_rate", "retention_lo", "retention_hi"), (x[r] for x in ret)
+                        ),
+                        "queries": int(m.sum()),
+                        "episodes": int((den > 0).sum()),
                     }
                 )
     return pd.DataFrame(rows)
@@ -403,6 +425,12 @@ def artifact_study(
                     "boost_pp": boost[0],
                     "boost_lo": boost[1],
                     "boost_hi": boost[2],
+                    "distractor_share_plain": type_filter_report(plain, r, s)[
+                        "exposed_distractor_share"
+                    ],
+                    "distractor_share_marked": type_filter_report(marked, r, s)[
+                        "exposed_distractor_share"
+                    ],
                 }
             )
     return pd.DataFrame(out)
@@ -415,23 +443,62 @@ def same_hits(grid: Grid, retention: str, a: str, b: str) -> bool:
 
 
 def type_filter_report(grid: Grid, retention: str, selection: str = "dense") -> dict:
-    """Distractor share among exposed items vs the stream base rate, and the recall predicted by type filtering alone.
+    """How a selector treats distractors under uninformative queries, and two recall predictions.
 
-    The prediction assumes the selector picks k items uniformly among retained non-distractors:
-    a retained target is exposed with probability min(k, r) / r, r = retained facts.
+    predicted_by_type_filtering: a selector that exposes k retained facts and no distractor,
+      chosen without regard to the target: a retained target is exposed with probability
+      min(k, r) / r, r = retained facts. Under unbounded retention every stream has 7 facts, so
+      this is 3/7 whatever the selector does: it says what perfect filtering would give.
+    predicted_from_exposure: what this selector's own exposures give. With one query text for
+      every target the exposed set cannot depend on the target, and the target is uniform over
+      the stream's facts, so P(hit) = |exposed facts| / |facts|, exactly in expectation.
     """
     r, s = grid.cell(retention, selection)
     ep = grid.episodes
     exposed = grid.exposed[r, s]
-    share = float((exposed & ep.distractor[:, None, :]).sum() / max(exposed.sum(), 1))
+    exposed_d = exposed & ep.distractor[:, None, :]
+    share = float(exposed_d.sum() / max(exposed.sum(), 1))
     facts = (grid.kept[r] & ~ep.distractor).sum(1)[:, None]  # (E, 1)
     pred = np.where(grid.retained[r], np.minimum(grid.k, facts) / np.maximum(facts, 1), 0.0)
+    n_facts = (~ep.distractor).sum(1)[:, None]
+    from_exposure = (exposed & ~ep.distractor[:, None, :]).sum(-1) / np.maximum(n_facts, 1)
     return {
         "recall": round(100 * grid.recall(retention, selection), 1),
         "exposed_distractor_share": round(100 * share, 1),
         "distractor_base_rate": round(100 * float(ep.distractor.mean()), 1),
+        "distractors_exposed_per_query": round(float(exposed_d.sum(-1).mean()), 2),
+        "queries_with_a_distractor_exposed": round(100 * float(exposed_d.any(-1).mean()), 1),
         "predicted_by_type_filtering": round(100 * float(pred.mean()), 1),
+        "predicted_from_exposure": round(100 * float(from_exposure.mean()), 1),
     }
+
+
+def selector_differences(
+    grid: Grid,
+    pairs: Sequence[tuple[str, str]] = (
+        ("dense", "query"),
+        ("dense", "oracle"),
+        ("query", "oracle"),
+    ),
+    n_boot: int = N_BOOT,
+) -> pd.DataFrame:
+    """Paired recall differences between selectors within each retention row, in pp with intervals."""
+    rows = []
+    for r in grid.retention_rules:
+        for a, b in pairs:
+            est, lo, hi = paired_difference(grid, (r, a), (r, b), n_boot)
+            rows.append(
+                {
+                    "retention": r,
+                    "minuend": a,
+                    "subtrahend": b,
+                    "pp": est,
+                    "lo": lo,
+                    "hi": hi,
+                    "query_form": grid.episodes.params.get("queries", ""),
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 FAILURES = ("eviction", "displacement", "similarity_confusion")
@@ -446,13 +513,9 @@ def failure_classes(grid: Grid) -> np.ndarray:
     displacement when the target lost on a query-independent order (recency, random) or on a
     recency tie-break among equal similarities.
     """
-    ep = grid.episodes
-    tgt = ep.target[None, None, :, :, None]
-    t_score = np.take_along_axis(
-        np.broadcast_to(grid.scores, grid.exposed.shape),
-        np.broadcast_to(tgt, grid.exposed.shape[:4] + (1,)),
-        axis=4,
-    )
+    req = grid.episodes.required[None]  # (1, E, Q, N)
+    t_score = np.where(req, grid.scores, -np.inf).max(-1)  # (S, E, Q) the target's best score
+    t_score = t_score[None, ..., None]
     outscored = (grid.exposed & (grid.scores[None] > t_score)).any(-1)  # (R, S, E, Q)
     aware = np.array([s in QUERY_AWARE for s in grid.selection_rules])[None, :, None, None]
     retained = grid.retained[:, None]
@@ -475,72 +538,6 @@ def failure_table(grid: Grid) -> pd.DataFrame:
                     **{f: int((c == i).sum()) for i, f in enumerate(FAILURES)},
                 }
             )
-    return pd.DataFrame(rows)
-
-
-# --- readers: from exposed facts to an answer ------------------------------------------------
-
-
-class Reader(Protocol):
-    """Anything that answers a query from the exposed facts (best-ranked first)."""
-
-    def __call__(self, query: str, facts: Sequence[str]) -> str: ...
-
-
-_FACT = re.compile(r"^(?:\S+ )?The (\S+) is (.+?)\.?$")
-
-
-def fact_reader(query: str, facts: Sequence[str]) -> str:
-    """The default reader: the fact sharing most query tokens (first on ties), answered by its value."""
-    if not facts:
-        return ""
-    q = set(tokenize(query))
-    best = max(range(len(facts)), key=lambda i: (len(q & set(tokenize(facts[i]))), -i))
-    m = _FACT.match(facts[best])
-    return m.group(2) if m else facts[best]
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD-style normalization: lowercase, drop punctuation and articles, squeeze spaces."""
-    words = [w for w in tokenize(text) if w not in ("a", "an", "the")]
-    return " ".join(words)
-
-
-def answer_accuracy(
-    grid: Grid,
-    cells: Sequence[tuple[str, str]],
-    reader: Callable[[str, Sequence[str]], str] = fact_reader,
-) -> pd.DataFrame:
-    """Recall, exact-match answer accuracy and accuracy given recall per cell, plus a no-memory row."""
-    ep = grid.episodes
-    gold = np.vectorize(normalize_answer, otypes=[object])(ep.answers)
-    rows = []
-    for r_name, s_name in [*cells, ("none", "none")]:
-        correct = np.zeros(ep.target.shape, dtype=bool)
-        hit = np.zeros(ep.target.shape, dtype=bool)
-        for e in range(ep.n_episodes):
-            for q in range(ep.n_queries):
-                facts = []
-                if r_name != "none":
-                    r, s = grid.cell(r_name, s_name)
-                    shown = np.flatnonzero(grid.exposed[r, s, e, q])
-                    shown = shown[np.argsort(grid.rank[r, s, e, q, shown], kind="stable")]
-                    facts = [ep.texts[ep.text_id[e, i]] for i in shown]
-                    hit[e, q] = grid.exposed[r, s, e, q, ep.target[e, q]]
-                query = ep.queries[ep.query_id[e, q]]
-                correct[e, q] = normalize_answer(reader(query, facts)) == gold[e, q]
-        cond = 100 * correct[hit].mean() if hit.any() else float("nan")
-        rows.append(
-            {
-                "retention": r_name,
-                "selection": s_name,
-                "recall": round(100 * float(hit.mean()), 1),
-                "accuracy": round(100 * float(correct.mean()), 1),
-                "accuracy_given_recall": round(float(cond), 1),
-                # repeated values let a wrong fact carry the right answer by coincidence
-                "correct_without_recall": int((correct & ~hit).sum()),
-            }
-        )
     return pd.DataFrame(rows)
 
 
@@ -568,3 +565,15 @@ def squad_numbers(grid: Grid, bounded: str = "recency", n_boot: int = N_BOOT) ->
             grid, (bounded, "dense"), (bounded, "query"), n_boot
         ),
     }
+
+
+def same_retention(grid: Grid, a: str, b: str) -> bool:
+    """Whether two retention rules keep exactly the same observations in every episode."""
+    ia, ib = grid.retention_rules.index(a), grid.retention_rules.index(b)
+    return bool(np.array_equal(grid.kept[ia], grid.kept[ib]))
+
+
+def same_target_share(episodes: Episodes) -> float:
+    """Percent of episodes whose queries all ask about one fact (targets are drawn independently)."""
+    t = episodes.target
+    return round(100 * float((t == t[:, :1]).all(1).mean()), 1)

@@ -65,6 +65,8 @@ def _priorities(rule: str, ep: Episodes, seed: int) -> Callable[[int], np.ndarra
         keys = _per_episode(seed, "retention:random", E, (N, N))
         return lambda t: keys[:, t, :]
     if rule == "frequency":  # keep items whose words recur most in the stream so far
+        # With unique slots and values, items share only "the" and "is": every priority ties and
+        # the rule evicts the oldest, as recency does, unless a fact is restated (repeats > 0).
         cum = np.cumsum(shared_tokens(ep), axis=2)  # (E, n, t): tokens of n seen up to step t
         size = np.array([len(s) for s in token_sets(ep.texts)], dtype=np.float64)[ep.text_id]
         size = np.maximum(size, 1.0)
@@ -127,10 +129,8 @@ def selection_scores(rule, ep: Episodes, seed: int = 0, encoder=None) -> np.ndar
         if encoder is None:
             encoder = get_encoder("sentence")
         return dense_scores(ep, encoder)
-    if rule == "oracle":  # privileged: knows the required fact
-        out = np.zeros(shape)
-        np.put_along_axis(out, ep.target[:, :, None], 1.0, axis=2)
-        return out
+    if rule == "oracle":  # privileged: knows the required fact (every copy of it)
+        return ep.required.astype(np.float64)
     raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(SELECTION_RULES)}")
 
 
