@@ -441,7 +441,8 @@ class GatedManager(RelevanceManager):
         while heap and freed < goal:
             s, u = heapq.heappop(heap)
             if freed >= need_hard and s >= self.threshold:
-                continue  # the hard budget is met: above-threshold units stay
+                break  # hard budget met; the heap holds only units at or above the threshold, and
+                # nothing more is evicted, so nothing new can enter it
             out += members[u]
             freed += ucost[u]
             for v in upre.get(u, ()):
