@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench import batch
 from workbench.encoders import get_encoder
 from workbench.generator import TEMPLATES, generate
 from workbench.io import InputError, write_csv
@@ -55,6 +56,8 @@ class Protocol:
     summary: tuple[str, ...] = ("encoder", "regime", "policy")
     description: str = ""
     paper_table: str = ""
+    deltas: tuple[float, ...] = ()  # dampings swept for hops > 1 (batch engine); empty: `delta`
+    engine: str = "trace"  # "trace": a Trace per run; "batch": workbench.batch, sweep metrics only
 
     # how each field is read from JSON
     _READ = {
@@ -74,6 +77,8 @@ class Protocol:
         "summary": _strs,
         "description": str,
         "paper_table": str,
+        "deltas": _floats,
+        "engine": str,
     }
 
     @classmethod
@@ -146,8 +151,17 @@ def perturb_edges(scenario: Scenario, drop: float, spurious: int, seed: int = 0)
     edges (any block depends on a random non-chain block). Seeded and deterministic."""
     if drop == 0 and spurious == 0:
         return scenario
+    return scenario.with_edges(noisy_edges(scenario, drop, spurious, seed))
+
+
+def noisy_edges(scenario: Scenario, drop: float, spurious: int, seed: int = 0) -> list:
+    """The edge list `perturb_edges` gives the scenario (without building a new Scenario)."""
+    if drop == 0 and spurious == 0:
+        return list(scenario.edges)
     draw = Draw("graph-noise", scenario.id, seed, drop, spurious)
     kept = [e for e in scenario.edges if draw.below(10_000) >= drop * 10_000]
+    if not spurious:
+        return kept
     ids = scenario.ids
     non_chain = [b for b in ids if b not in set(scenario.chain)]
     existing = set(kept)
@@ -158,7 +172,7 @@ def perturb_edges(scenario: Scenario, drop: float, spurious: int, seed: int = 0)
                 existing.add(e)
                 kept.append(e)
                 break
-    return scenario.with_edges(kept)
+    return kept
 
 
 def scenarios_for(protocol: Protocol) -> list[Scenario]:
@@ -175,6 +189,15 @@ def run_protocol(
     protocol: Protocol, scenarios: list[Scenario] | None = None, keep_traces: bool = False
 ):
     """Every run of a protocol as a DataFrame (one row per run); optionally the Trace objects too."""
+    if protocol.engine == "batch":
+        if keep_traces:
+            raise ValueError(f"protocol {protocol.name!r} runs on the batch engine: no traces")
+        return run_batch(protocol, scenarios)
+    if protocol.engine != "trace" or protocol.deltas:
+        raise ValueError(
+            f"protocol {protocol.name!r}: engine must be 'trace' or 'batch', and "
+            "a deltas sweep needs the batch engine"
+        )
     scenarios = scenarios if scenarios is not None else scenarios_for(protocol)
     rows, traces = [], []
     for enc_name in protocol.encoders:
@@ -569,3 +592,55 @@ def table3_note(ours: pd.DataFrame, seeds: int) -> str:
             "which they do not)"
         )
     return "\n".join(lines)
+
+
+# --- the batch engine: sweeps scored many scenarios and settings at a time (workbench.batch) ----
+
+
+def batch_settings(protocol: Protocol) -> list[batch.Setting]:
+    """The policy settings of a protocol (similarity-only and no-graph once; DSGC per lambda,
+    hops and damping)."""
+    out = []
+    for pol in protocol.policies:
+        if pol == "similarity":
+            out.append(batch.Setting("similarity", tau=protocol.tau))
+        elif pol == "no-graph":
+            out.append(batch.Setting("no-graph", lam=0.0, hops=0, delta=0.0, tau=protocol.tau))
+        elif pol == "dsgc":
+            out += [
+                batch.Setting("dsgc", lam, hops, delta, protocol.tau)
+                for lam in protocol.lambdas
+                for hops in protocol.hops
+                for delta in (protocol.deltas or (protocol.delta,))
+            ]
+        else:
+            raise ValueError(f"the batch engine runs similarity, no-graph and dsgc, not {pol!r}")
+    return out
+
+
+def run_batch(protocol: Protocol, scenarios: list[Scenario] | None = None) -> pd.DataFrame:
+    """Every run of a protocol, scored by the batch engine: one row per scenario and setting with
+    the sweep metrics (chain kept, chain blocks, honeypots and fillers kept, displaced)."""
+    scenarios = scenarios if scenarios is not None else scenarios_for(protocol)
+    settings = batch_settings(protocol)
+    frames = []
+    for enc_name in protocol.encoders:
+        encoder = get_encoder(enc_name)
+        for mult in protocol.budget_multipliers:
+            for packed in batch.pack(scenarios, encoder, mult):
+                for drop, spurious in protocol.graph_noise:
+                    edges = [
+                        noisy_edges(sc, drop, spurious, sc.seed or 0) for sc in packed.scenarios
+                    ]
+                    frames.append(
+                        batch.evaluate(
+                            packed,
+                            settings,
+                            edges,
+                            encoder=enc_name,
+                            budget_multiplier=mult,
+                            drop=drop,
+                            spurious=spurious,
+                        )
+                    )
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,178 @@
+"""Bootstrap intervals over seeds, and paired differences on the same seeds.
+
+The unit of resampling is a seed (one generated scenario, or every scenario sharing that seed
+in a pooled cell). Resamples are fixed: the counts matrix for n units comes from a numpy PCG64
+generator keyed by (seed, n), so every table with the same n reuses the same resamples and a run
+gives the same bytes every time. Intervals are percentile intervals (default 95%, 2000 resamples).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+RESAMPLES = 2000
+LEVEL = 0.95
+SEED = 0
+
+
+@lru_cache(maxsize=32)
+def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """(resamples, n) counts: how often each of n units is drawn in each resample (rows sum to n)."""
+    if n < 1:
+        raise ValueError(f"cannot resample {n} units")
+    rng = np.random.Generator(np.random.PCG64([seed, n]))
+    draws = rng.integers(0, n, size=(resamples, n))
+    flat = (np.arange(resamples)[:, None] * n + draws).ravel()
+    counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+    counts.flags.writeable = False
+    return counts
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its bootstrap percentile interval over n units."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    def __repr__(self) -> str:
+        return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n})"
+
+
+def bootstrap(
+    values, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means and percentile intervals of each row of `values` ((n,) or (rows, n)): one matrix
+    product for every row and resample."""
+    x = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    n = x.shape[1]
+    boot = x @ resample_counts(n, resamples, seed).T / n  # (rows, resamples)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(boot, [tail, 1.0 - tail], axis=1)
+    return x.mean(axis=1), lo, hi
+
+
+def interval(
+    values, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED
+) -> Interval:
+    """One Interval for a 1-d sample."""
+    m, lo, hi = bootstrap(values, resamples, level, seed)
+    return Interval(float(m[0]), float(lo[0]), float(hi[0]), len(np.ravel(values)))
+
+
+def ratio_interval(
+    num, den, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED
+) -> Interval:
+    """sum(num) / sum(den) over units (e.g. true edges found / edges induced, pooled over seeds),
+    with a bootstrap interval from resampling the units; nan where the pooled denominator is 0."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    if den.sum() == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), len(num))
+    w = resample_counts(len(num), resamples, seed)
+    top, bottom = w @ num, w @ den
+    boot = np.divide(top, bottom, out=np.full_like(top, np.nan), where=bottom > 0)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.nanquantile(boot, [tail, 1.0 - tail])
+    return Interval(float(num.sum() / den.sum()), float(lo), float(hi), len(num))
+
+
+def _units(df: pd.DataFrame, by: list[str], metric: str, unit: str) -> pd.DataFrame:
+    """The metric averaged per (group, unit): one value per seed in each cell."""
+    return df.groupby([*by, unit], sort=False)[metric].mean().astype(float).reset_index()
+
+
+def _by_size(groups):
+    """Groups bucketed by their number of units, so each bucket is one matrix product."""
+    buckets: dict[int, list] = {}
+    for key, values in groups:
+        buckets.setdefault(len(values), []).append((key, values))
+    return buckets
+
+
+def interval_table(
+    df: pd.DataFrame,
+    by,
+    metric: str = "full_chain_retained",
+    unit: str = "seed",
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = SEED,
+) -> pd.DataFrame:
+    """Per group: n units, the mean and its bootstrap interval (lo, hi), groups in first-seen order."""
+    by = list(by)
+    u = _units(df, by, metric, unit)
+    groups = [
+        (key if isinstance(key, tuple) else (key,), g[metric].to_numpy())
+        for key, g in u.groupby(by, sort=False)
+    ]
+    found = {}
+    for n, items in _by_size(groups).items():
+        m, lo, hi = bootstrap(np.stack([v for _, v in items]), resamples, level, seed)
+        for (key, _), a, b, c in zip(items, m, lo, hi, strict=True):
+            found[key] = (n, a, b, c)
+    rows = [(*key, *found[key]) for key, _ in groups]
+    return pd.DataFrame(rows, columns=[*by, "n", "mean", "lo", "hi"])
+
+
+def paired_table(
+    df: pd.DataFrame,
+    by,
+    column: str,
+    base,
+    other,
+    metric: str = "full_chain_retained",
+    unit: str = "seed",
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = SEED,
+) -> pd.DataFrame:
+    """`other` minus `base` (two values of `column`) per group, on the units both ran: the mean
+    difference with its paired bootstrap interval, and how many units went up and down."""
+    by = list(by)
+    u = _units(df[df[column].isin([base, other])], [*by, column], metric, unit)
+    a = u[u[column] == base].drop(columns=column)
+    b = u[u[column] == other].drop(columns=column)
+    both = a.merge(b, on=[*by, unit], suffixes=("_base", "_other"), sort=False)
+    both["d"] = both[f"{metric}_other"] - both[f"{metric}_base"]
+    groups = []
+    for key, g in both.groupby(by, sort=False):
+        groups.append((key if isinstance(key, tuple) else (key,), g))
+    found = {}
+    for n, items in _by_size([(k, g["d"].to_numpy()) for k, g in groups]).items():
+        m, lo, hi = bootstrap(np.stack([v for _, v in items]), resamples, level, seed)
+        for (key, _), x, y, z in zip(items, m, lo, hi, strict=True):
+            found[key] = (n, x, y, z)
+    rows = []
+    for key, g in groups:
+        n, d, lo, hi = found[key]
+        rows.append(
+            (
+                *key,
+                n,
+                float(g[f"{metric}_base"].mean()),
+                float(g[f"{metric}_other"].mean()),
+                d,
+                lo,
+                hi,
+                int((g["d"] > 0).sum()),
+                int((g["d"] < 0).sum()),
+            )
+        )
+    cols = [*by, "n", "base", "other", "diff", "lo", "hi", "up", "down"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def fmt_interval(mean: float, lo: float, hi: float, digits: int = 2) -> str:
+    """'0.88 [0.85, 0.91]'."""
+    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def fmt_diff(diff: float, lo: float, hi: float, digits: int = 3) -> str:
+    """'+0.122 [+0.094, +0.150]'."""
+    return f"{diff:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
