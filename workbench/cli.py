@@ -13,6 +13,17 @@ from workbench.closure import cli as closure_cli
 from workbench.encoders import ENCODERS, get_encoder
 from workbench.experiments import run_suite
 from workbench.generator import TEMPLATES, TIERS, generate_many
+from workbench.handles import Patterns
+from workbench.induce import (
+    BENCHMARK_PATTERNS,
+    DIRECTIONS,
+    KNN_K,
+    METHODS,
+    induce,
+    knn_threshold,
+    score_edges,
+    with_induced,
+)
 from workbench.io import InputError, write_jsonl
 from workbench.policies import POLICIES, make_policy
 from workbench.recall import cli as recall_cli
@@ -63,6 +74,51 @@ def cmd_suite(args) -> int:
     return 0
 
 
+def cmd_induce(args) -> int:
+    scenarios = load_scenarios(args.scenarios)
+    if args.method == "knn":
+        if args.k < 1:
+            raise ValueError(f"--k must be at least 1, got {args.k}")
+        if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+            raise ValueError(f"--threshold is a cosine in [-1, 1], got {args.threshold}")
+        th = knn_threshold(args.encoder) if args.threshold is None else args.threshold
+        params = {
+            "encoder": args.encoder,
+            "k": args.k,
+            "threshold": th,
+            "direction": args.direction,
+        }
+        edges = induce(
+            scenarios, "knn", get_encoder(args.encoder), k=args.k, threshold=th,
+            direction=args.direction,
+        )  # fmt: skip
+    else:
+        patterns = Patterns(
+            handle=args.handle or BENCHMARK_PATTERNS.handle,
+            definition=args.definition or BENCHMARK_PATTERNS.definition,
+            tombstone=BENCHMARK_PATTERNS.tombstone,
+        )
+        params = {"handle": patterns.handle, "definition": patterns.definition}
+        edges = induce(scenarios, "handles", patterns=patterns)
+    out = [
+        with_induced(sc, es, args.method, **params) for sc, es in zip(scenarios, edges, strict=True)
+    ]
+    save_scenarios(out, args.out)
+    total = sum(len(es) for es in edges)
+    print(f"wrote {len(out)} scenarios with {total} induced edges to {args.out}")
+    scored = [
+        score_edges(es, sc.edges) for sc, es in zip(scenarios, edges, strict=True) if sc.edges
+    ]
+    if scored:
+        hit, ind, true = (sum(getattr(x, f) for x in scored) for f in ("hit", "induced", "true"))
+        prec = f"{hit / ind:.2f}" if ind else "n/a"
+        print(
+            f"against the {true} given edges of {len(scored)} scenarios: "
+            f"precision {prec}, recall {hit / true:.2f}"
+        )
+    return 0
+
+
 def cmd_reproduce(args) -> int:
     params = {name: parse_value(value) for name, value in (args.param or [])}
     try:
@@ -110,6 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--encoders", default=None, help="comma-separated, e.g. lexical,sentence")
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_suite)
+
+    i = sub.add_parser("induce", help="induce dependency edges from the blocks' text")
+    i.add_argument("scenarios")
+    i.add_argument("--method", choices=METHODS, default="handles")
+    i.add_argument("--encoder", choices=ENCODERS, default="lexical", help="knn: the embeddings")
+    i.add_argument("--k", type=int, default=KNN_K, help="knn: neighbours per block")
+    i.add_argument("--threshold", type=float, default=None, help="knn: least cosine")
+    i.add_argument("--direction", choices=DIRECTIONS, default="query", help="knn: who depends")
+    i.add_argument("--handle", default=None, help="handles: regex of an identifier")
+    i.add_argument("--definition", default=None, help="handles: regex, group 1 = the identifier")
+    i.add_argument("--out", required=True)
+    i.set_defaults(func=cmd_induce)
 
     r = sub.add_parser("reproduce", help="execute every paper notebook through papermill")
     r.add_argument("--notebook", action="append", help="a notebook name (repeatable)")
