@@ -22,6 +22,7 @@ FLOOR = {
     "workbench.reference",
     "workbench.encoders",
     "workbench.handles",
+    "workbench.stats",
 }
 
 

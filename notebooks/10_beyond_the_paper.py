@@ -1,0 +1,456 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 10. Beyond the paper: more hops, wrong graphs, and graphs read from the text
+#
+# The DSGC paper ends on questions it does not answer. Its residual failures (the lexical profile
+# target loses `c1`, two hops from the query-facing block) should be fixed by **k-hop
+# propagation**; its graph is **given by an oracle**, and it predicts that missing edges only
+# remove support while spurious edges can do harm; and it leaves **graph induction** to future
+# work. This notebook answers all three on the workbench's benchmark, then sets the paper's own
+# predictions beside our measurements.
+#
+# Every number comes with a 95% bootstrap interval over seeds (2000 fixed, seeded resamples,
+# percentile intervals, `workbench.stats`); where two settings are compared on the same seeds the
+# difference is paired (the same resamples for both), with the number of seeds that went up and
+# down. Sweeps run on the batch engine (`workbench.batch`: the same arithmetic as `policies.DSGC`
+# for many scenarios and settings at once; a test checks it against `Trace` run by run).
+
+# %%
+import pandas as pd
+from IPython.display import Markdown
+
+from workbench import beyond, charts, stats
+from workbench.experiments import write_table
+from workbench.notebook import record, show_figure, show_table
+from workbench.seeds import parse_seeds
+
+# %% tags=["parameters"]
+SEEDS = 500  # lexical seeds: N means 0..N-1, or "A:B" (half-open); the issue asks for 500 or more
+ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
+SENTENCE_SEEDS = 5  # sentence seeds run live (N or "A:B", inside SEEDS); 500 are recorded below
+SIZES = [20, 50]  # total blocks per scenario (the paper: 20 and 50)
+HOPS = [1, 2, 3, 4]  # propagation hops, each at least 1 (the paper: 1)
+DELTAS = [0.25, 0.5, 0.75, 1.0]  # damping per extra hop, each in (0, 1]
+DROPS = [0.0, 0.25, 0.5, 0.75, 1.0]  # share of true edges dropped, each in [0, 1]
+SPURIOUS = [0, 1, 2, 4, 8]  # spurious edges added (a target has 2 true edges, a control 1)
+RESAMPLES = 2000  # bootstrap resamples per interval
+SEED = 0  # seed of the bootstrap resampling
+RECORDED_DIR = "../data/results"  # where the recorded 500-seed sentence tables are read from
+FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
+RESULTS_DIR = "../data/results"  # where result tables are written as CSV
+
+# %%
+BOOT = {"resamples": RESAMPLES, "seed": SEED}
+encoders = [e.strip() for e in ENCODERS.split(",")]
+scenarios = beyond.scenario_set(SEEDS, SIZES)
+sentence = "sentence" in encoders and bool(SENTENCE_SEEDS)
+live_sentence = beyond.subset(scenarios, SENTENCE_SEEDS) if sentence else []
+lo, hi = parse_seeds(SEEDS)
+s_lo, s_hi = parse_seeds(SENTENCE_SEEDS) if sentence else (0, 0)
+n_texts = len({t for sc in live_sentence for t in [sc.query, *sc.texts]})
+all_texts = len({t for sc in scenarios for t in [sc.query, *sc.texts]})
+Markdown(
+    f"**What runs here.** {len(scenarios)} generated scenarios: 4 templates x "
+    f"{len(SIZES)} sizes ({', '.join(map(str, SIZES))} blocks) x seeds {lo}:{hi}, medium "
+    f"honeypots, M = 2, lambda = 1, tau = 0.25. Every cell of the lexical encoder uses all "
+    f"{hi - lo} seeds. "
+    + (
+        f"The sentence encoder runs live on seeds {s_lo}:{s_hi} only ({len(live_sentence)} "
+        f"scenarios, {n_texts} unique texts), because all {hi - lo} seeds have {all_texts} "
+        "unique texts and all-MiniLM-L6-v2 encodes them in minutes, not seconds, on the 2-core "
+        "machine that re-runs this notebook from an empty cache (measured: see the README). The "
+        "same study on 500 sentence seeds was run once with `python scripts/beyond_record.py "
+        "--encoder sentence --seeds 0:500` and is shown beside each part as a **recorded** table "
+        "(read from a CSV, not re-run here)."
+        if sentence
+        else "The sentence encoder is not run at these parameters."
+    )
+)
+
+# %% [markdown]
+# ## 1. Does k-hop propagation recover the two-hop failures, and at what cost?
+#
+# DSGC's support `pi` gathers, hop by hop, the relevance of a block's dependents: hop h is
+# weighted by delta^(h-1). On a target chain `c3 -> c2 -> c1` one hop lifts `c2` by `r(c3)` and
+# `c1` only by `r(c2)`, the small relevance of the valley block; two hops add `delta * r(c3)` to
+# `c1`. Similarity-only is drawn at hops = 0 (no propagation ranks exactly as similarity).
+
+# %%
+runs1 = pd.concat(
+    [beyond.khop_runs(scenarios, "lexical", HOPS, DELTAS)]
+    + ([beyond.khop_runs(live_sentence, "sentence", HOPS, DELTAS)] if sentence else []),
+    ignore_index=True,
+)
+k1 = beyond.khop_table(runs1, **BOOT)
+write_table(k1, f"{RESULTS_DIR}/beyond_khop.csv")
+DELTA = beyond.choose_damping(k1)
+K = beyond.choose_hops(k1, DELTA)
+view = k1[(k1.policy == "similarity") | (k1.delta == DELTA)].assign(
+    hops=lambda t: t.hops.astype(int)
+)
+show_table(beyond.pivot(view, ["encoder", "template", "total_blocks"], "hops"))
+
+# %% [markdown]
+# Above: retention (mean [95% interval]) per hops at the damping chosen below; hops = 0 is
+# similarity-only. Below: the paired effect of going from one hop to two, on the same seeds, at
+# that damping (the records hold every damping).
+
+# %%
+gains = beyond.hop_gain(runs1, 1, 2, **BOOT)
+show_table(beyond.diff_cells(gains[gains.delta == DELTA]))
+record("khop", beyond.khop_record(view))
+record("chosen", {"delta": DELTA, "hops": K})
+record(
+    "gain_1_to_2",
+    {
+        f"{r.encoder}/{r.template}/{r.total_blocks}/{r.delta:g}": [r.diff, r.up, r.down]
+        for r in gains.itertuples()
+    },
+)
+
+# %%
+Markdown(beyond.khop_summary(gains, DELTA))
+
+# %% [markdown]
+# **Which damping?** The target retention at each delta, averaged over hops >= 2 and both
+# targets (best: the highest mean at that size; ties are all best):
+
+# %%
+damp = beyond.best_damping(k1)
+show_table(damp)
+record(
+    "damping",
+    {f"{r.encoder}/{r.total_blocks}/{r.delta:g}": r.mean for r in damp.itertuples()},
+)
+
+# %%
+best = (
+    damp[damp.best]
+    .groupby(["encoder", "total_blocks"])["delta"]
+    .agg(lambda d: ", ".join(f"{x:g}" for x in d))
+)
+Markdown(
+    "Best dampings per encoder and size: "
+    + "; ".join(f"{e}, {n} blocks: {d}" for (e, n), d in best.items())
+    + f". The notebook uses delta = {DELTA:g} from here on: the most damped value that is best "
+    f"at every size under the lexical encoder, with {K} hops (the fewest hops that reach the best "
+    "target retention there)."
+)
+
+# %% [markdown]
+# **Do more hops cost anything?** Extra hops could lift honeypots or fillers if support leaked
+# off the chain. The keep rates of honeypots and fillers and the largest share of `pi` that
+# landed on a non-chain block, per hops (delta as chosen):
+
+# %%
+cost = view.groupby(["encoder", "template", "total_blocks", "hops"], sort=False)[
+    ["honeypots_kept", "fillers_kept", "off_chain_support"]
+].agg({"honeypots_kept": "mean", "fillers_kept": "mean", "off_chain_support": "max"})
+show_table(cost.reset_index())
+deeper = {h: beyond.unchanged_beyond(runs1, h) for h in HOPS[:-1] if h >= 2}
+depth = beyond.longest_path(scenarios)
+record("deeper_changes", {str(h): n for h, n in deeper.items()})
+Markdown(beyond.cost_summary(k1, deeper, depth, max(HOPS)))
+
+# %%
+show_figure(
+    charts.interval_lines(
+        beyond.khop_frame(k1, DELTA),
+        "hops",
+        "hops (0 = similarity-only)",
+        "template",
+        f"Retention against propagation hops (delta = {DELTA:g})",
+        "mean full-chain retention, whiskers: 95% bootstrap interval over seeds "
+        f"(lexical: {hi - lo} seeds" + (f"; sentence: {s_hi - s_lo} seeds)" if sentence else ")"),
+        column="panel",
+        colors=charts.TEMPLATE_COLORS,
+    ),
+    "beyond_khop",
+    FIGURES_DIR,
+)
+
+# %% [markdown]
+# **The cases k-hop still loses.** Every run with hops >= 2 that still breaks the chain, and a
+# trace of each (first hops and damping per scenario): the displaced block, the top-ranked
+# non-chain block and the margin between them (the paper's Table 3 margin), and the lowest
+# retained non-chain block (the competitor at the cutoff).
+
+# %%
+lost = beyond.still_lost(runs1)
+traces = beyond.loss_traces(lost, scenarios)
+show_table(traces.drop(columns=["verdict"]) if len(traces) else lost, digits=4)
+record(
+    "lost",
+    [
+        [r.encoder, r.template, int(r.total_blocks), int(r.seed), int(r.hops), float(r.delta)]
+        for r in lost.itertuples()
+    ],
+)
+
+# %%
+at_chosen = lost[(lost.hops == K) & (lost.delta == DELTA)]
+Markdown(
+    f"{len(lost)} k-hop runs (hops >= 2, any damping) lose a chain block, "
+    f"{len(lost.drop_duplicates(['encoder', 'template', 'total_blocks', 'seed']))} distinct "
+    f"scenarios; at the chosen setting ({K} hops, delta = {DELTA:g}): {len(at_chosen)}. "
+    + (" ".join(traces.verdict) if len(traces) else "There is nothing to trace.")
+)
+
+# %% [markdown]
+# **Recorded: the sentence encoder on 500 seeds** (same study, `scripts/beyond_record.py`; read
+# from `data/results/beyond_sentence500_khop.csv`, not re-run here).
+
+# %%
+rec_k = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_khop.csv")
+rec_view = rec_k[(rec_k.policy == "similarity") | (rec_k.delta == DELTA)]
+show_table(beyond.pivot(rec_view, ["encoder", "template", "total_blocks"], "hops"))
+rec_gain = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_gain.csv")
+record(
+    "recorded_sentence_khop",
+    {
+        f"{r.template}/{r.total_blocks}/{r.hops}": r.mean
+        for r in rec_view[rec_view.template.isin(beyond.TARGETS)].itertuples()
+    },
+)
+rg = rec_gain[rec_gain.delta == DELTA]
+Markdown(
+    f"Recorded, sentence encoder, {int(rec_k.n.max())} seeds, one hop -> two hops at delta = "
+    f"{DELTA:g}: "
+    + "; ".join(
+        f"{r.template} {r.total_blocks}: {stats.fmt_diff(r.diff, r.lo, r.hi)} "
+        f"({r.up} up, {r.down} down)"
+        for r in rg.itertuples()
+        if r.template in beyond.TARGETS
+    )
+    + "."
+)
+
+# %% [markdown]
+# ## 2. What happens when the graph is wrong?
+#
+# Each true edge is dropped with a probability (0-100%), or spurious edges are added (each: a
+# random block depends on a random non-chain block, so a wrong edge always points support at a
+# block the answer does not need). One hop and the chosen k-hop setting, beside similarity-only,
+# on the same seeds.
+
+# %%
+noise = [(d, 0) for d in DROPS] + [(0.0, s) for s in SPURIOUS if s]
+hops2 = sorted({1, K})
+runs2 = pd.concat(
+    [beyond.graph_runs(scenarios, "lexical", hops2, DELTA, noise)]
+    + ([beyond.graph_runs(live_sentence, "sentence", hops2, DELTA, noise)] if sentence else []),
+    ignore_index=True,
+)
+g2 = beyond.graph_table(runs2, **BOOT)
+vs2 = beyond.versus_similarity(runs2, **BOOT)
+gh2 = beyond.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
+identical = beyond.identical_to_similarity(runs2)
+write_table(g2, f"{RESULTS_DIR}/beyond_graph.csv")
+write_table(vs2, f"{RESULTS_DIR}/beyond_graph_vs_similarity.csv")
+drop_view = g2[(g2.spurious == 0)].assign(drop=lambda t: t["drop"].astype(float))
+show_table(beyond.pivot(drop_view, ["encoder", "template", "total_blocks", "setting"], "drop"))
+
+# %%
+spur_view = g2[(g2["drop"] == 0)].assign(spurious=lambda t: t.spurious.astype(int))
+show_table(beyond.pivot(spur_view, ["encoder", "template", "total_blocks", "setting"], "spurious"))
+record(
+    "graph",
+    {
+        f"{r.encoder}/{r.template}/{r.total_blocks}/{r.setting}/{r.drop:g}/{r.spurious}": r.mean
+        for r in g2.itertuples()
+    },
+)
+record("identical_when_all_dropped", identical)
+
+# %% [markdown]
+# **Is DSGC ever worse than similarity-only?** Every cell where, on the same seeds, DSGC on the
+# noisy graph kept the chain less often than similarity-only (down: seeds similarity kept and
+# DSGC lost):
+
+# %%
+worse = vs2[vs2["down"] > 0]
+show_table(beyond.diff_cells(worse))
+record(
+    "worse_than_similarity",
+    {
+        f"{r.encoder}/{r.template}/{r.total_blocks}/{r.setting}/{r.drop:g}/{r.spurious}": int(
+            r.down
+        )
+        for r in worse.itertuples()
+    },
+)
+
+# %%
+Markdown(beyond.graph_summary(vs2, identical, gh2, K))
+
+# %%
+fig2 = beyond.graph_frame(g2, "lexical")
+show_figure(
+    charts.interval_lines(
+        fig2,
+        "x",
+        "noise level (see row)",
+        "setting",
+        "Retention on imperfect graphs (lexical encoder)",
+        f"mean full-chain retention, whiskers: 95% bootstrap interval over {hi - lo} seeds",
+        column="template",
+        row="noise",
+        colors=charts.setting_colors(fig2.setting),
+        dash="size",
+    ),
+    "beyond_graph",
+    FIGURES_DIR,
+)
+
+# %% [markdown]
+# **Recorded: the sentence encoder on 500 seeds** (`data/results/beyond_sentence500_graph.csv`):
+# the cells where DSGC on a noisy graph fell below similarity-only.
+
+# %%
+rec_vs = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_graph_vs_similarity.csv")
+show_table(beyond.diff_cells(rec_vs[rec_vs["down"] > 0]))
+
+# %% [markdown]
+# ## 3. Graphs induced from the text
+#
+# No oracle: two inducers read the blocks alone (`workbench.induce`,
+# `workbench induce SCENARIOS.jsonl --method handles|knn --out WITH_EDGES.jsonl`).
+#
+# - **handles**: the closure study's rule (`workbench.handles.Patterns`): a block that names an
+#   identifier it does not define depends on every block that defines it. The default patterns
+#   are written for this generator: identifiers are tickets (`RT-123`), one capital and one or two
+#   digits (bundles, clearances, relay profiles, machine units, and meeting rooms, which no chain
+#   uses), and the generator's user, service and project names; an identifier is *defined* where
+#   it is introduced as the object of "in / onto / under / names" ("placed in access bundle K47",
+#   "names relay profile Q47"). They are a parameter; on other text they must be rewritten.
+# - **knn**: each block is linked to its k = 2 most similar blocks with cosine at least a threshold
+#   (0.2 lexical, 0.4 sentence), and the more query-similar block of a pair depends on the less
+#   similar one. k and the thresholds were chosen on seeds 1000:1100 (never evaluated here) as the
+#   best directed edge F1 (recorded below).
+
+# %%
+graphs = {"lexical": beyond.induced_graphs(scenarios, "lexical")}
+if sentence:
+    graphs["sentence"] = beyond.induced_graphs(live_sentence, "sentence")
+quality = pd.concat(
+    [
+        beyond.edge_quality(scenarios if e == "lexical" else live_sentence, gr, e, **BOOT)
+        for e, gr in graphs.items()
+    ],
+    ignore_index=True,
+)
+write_table(quality, f"{RESULTS_DIR}/beyond_edges.csv")
+show_table(quality[quality.graph != "oracle"])
+record(
+    "edges",
+    {
+        f"{r.encoder}/{r.graph}/{r.template}/{r.total_blocks}": [r.precision, r.recall]
+        for r in quality[quality.graph != "oracle"].itertuples()
+    },
+)
+
+# %%
+share = beyond.identifier_sharing(scenarios)
+show_table(share)
+record("identifier_sharing", {r.template: [r.shared, r.handed_off] for r in share.itertuples()})
+
+# %%
+Markdown(beyond.sharing_summary(share, quality, k1))
+
+# %%
+runs3 = pd.concat(
+    [
+        beyond.induced_runs(scenarios if e == "lexical" else live_sentence, e, gr, hops2, DELTA)
+        for e, gr in graphs.items()
+    ],
+    ignore_index=True,
+)
+t3 = beyond.induced_table(runs3, **BOOT)
+vo3 = beyond.versus_oracle(runs3, **BOOT)
+write_table(t3, f"{RESULTS_DIR}/beyond_induced.csv")
+show_table(beyond.induced_pivot(t3))
+record(
+    "induced",
+    {
+        f"{r.encoder}/{r.template}/{r.total_blocks}/{r.graph}/{r.setting}": r.mean
+        for r in t3.itertuples()
+    },
+)
+
+# %% [markdown]
+# Paired on the same seeds: DSGC on each induced graph minus DSGC on the oracle graph (same hops),
+# and minus similarity-only.
+
+# %%
+show_table(beyond.diff_cells(vo3[vo3.encoder == "lexical"]))
+
+# %%
+Markdown(beyond.induced_summary(vo3[vo3.encoder == "lexical"]))
+
+# %%
+fig3 = t3.copy()
+fig3["graph"] = fig3.graph.map({"none": "none (similarity-only)"}).fillna(fig3.graph)
+fig3["setting"] = fig3.setting.str.replace(f" d={DELTA:g}", "", regex=False)
+fig3 = fig3[fig3.encoder == "lexical"].assign(size=lambda t: t.total_blocks.map("{} blocks".format))
+show_figure(
+    charts.interval_bars(
+        fig3,
+        "graph",
+        "setting",
+        "Retention on induced graphs (lexical encoder)",
+        f"mean full-chain retention, whiskers: 95% bootstrap interval over {hi - lo} seeds; "
+        f"delta = {DELTA:g}",
+        column="template",
+        row="size",
+        colors=charts.setting_colors(fig3.setting),
+    ),
+    "beyond_induced",
+    FIGURES_DIR,
+)
+
+# %% [markdown]
+# **Recorded**: the kNN tuning on seeds 1000:1100 (how k and the thresholds were chosen), and the
+# sentence encoder on 500 seeds (`data/results/beyond_knn_tuning.csv`,
+# `beyond_sentence500_edges.csv`, `beyond_sentence500_induced.csv`).
+
+# %%
+tuning = pd.read_csv(f"{RECORDED_DIR}/beyond_knn_tuning.csv")
+chosen = tuning.loc[tuning.groupby("encoder")["f1"].idxmax()]
+show_table(chosen)
+rec_e = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_edges.csv")
+show_table(rec_e[rec_e.graph != "oracle"])
+rec_i = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_induced.csv")
+show_table(beyond.induced_pivot(rec_i))
+
+# %% [markdown]
+# ## 4. The paper's predictions beside our measurements
+#
+# What the paper predicts or concedes in its trace, robustness and discussion sections, the
+# figure it gives (from `paper_figures.json`), what this notebook measured under the lexical
+# encoder (the paper's stress case), and whether the prediction holds on this benchmark.
+
+# %%
+pred = beyond.predictions(
+    k1, gains, vs2, gh2 if gh2 is not None else gains.iloc[:0], identical, quality, vo3, DELTA, K
+)
+write_table(pred, f"{RESULTS_DIR}/beyond_predictions.csv")
+with pd.option_context("display.max_colwidth", 400):
+    show_table(pred)
+record("predictions", dict(zip(pred["the paper predicts"], pred["holds here"], strict=True)))
+
+# %%
+Markdown(beyond.limits(depth, float(k1.off_chain_support.max()), s_hi - s_lo))
