@@ -7,8 +7,8 @@
 - one explorer update (scenario -> encode via cache -> score -> rank -> keep -> table, landscape,
   valley, verdict) on a 50-block scenario with cached embeddings (target < 100 ms), and the
   widget's full refresh, which adds rendering both charts to SVG;
-- the retention x selection grid, 25 cells x 300 episodes x both query forms.
-
+- the retention x selection grid, 25 cells x 300 episodes x both query forms;
+- notebook 10's k-hop sweep (500 seeds x 4 templates x 2 sizes x 17 settings) on the batch engine;
 - closure check (load + replay through the gate at budget 400 + report) of a 10^2..10^5-span
   tool-call log (target at 10^5: <= 5 s), the plain check of 10^5 spans and of 30,000 spans each
   naming a different undefined handle, and one closure scan against r retained spans.
@@ -197,6 +197,15 @@ def main() -> int:
     report("recall grid, 25 cells x 300 episodes x 2 query forms", time.perf_counter() - t0)
 
     bench_closure()
+
+    from workbench.beyond import khop_runs, scenario_set
+
+    scenarios = scenario_set(500, [20, 50])  # generation is timed apart: it is the generator's
+    t0 = time.perf_counter()
+    runs = khop_runs(scenarios, "lexical", [1, 2, 3, 4], [0.25, 0.5, 0.75, 1.0])
+    report(
+        f"k-hop sweep on the batch engine, {len(runs):,} runs (lexical)", time.perf_counter() - t0
+    )
 
     out = ROOT / "data" / "results" / "bench.json"
     out.write_text(json.dumps(RESULTS, indent=1) + "\n")

@@ -393,3 +393,15 @@ def test_stacked_knn_equals_one_scenario_at_a_time():
         for sc, es in zip(scs, got, strict=True):
             one = knn_edges(sc, enc(sc.texts), enc([sc.query])[0], 2, 0.2, direction)
             assert es == one, (sc.id, direction)
+
+
+def test_suite_khop_command_writes_the_sweep(tmp_path, capsys):
+    out = tmp_path / "khop"
+    args = ["suite", "khop", "--seeds", "0:3", "--encoders", "lexical", "--out", str(out)]
+    assert main(args) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert {"encoder", "template", "total_blocks", "policy", "hops", "delta", "mean"} <= set(
+        summary.columns
+    )
+    assert len(summary) == 4 * 2 * (1 + 16)  # templates x sizes x (similarity + hops x deltas)
+    assert len(pd.read_csv(out / "runs.csv")) == 3 * len(summary)
