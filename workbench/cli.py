@@ -30,6 +30,7 @@ from workbench.recall import cli as recall_cli
 from workbench.reproduce import NotebookFailed, parse_value, reproduce
 from workbench.scenario import load_scenarios, save_scenarios
 from workbench.seeds import seeds_arg
+from workbench.sweep import SCHEDULER_HELP, scheduler_arg
 from workbench.trace import Trace, run
 
 
@@ -68,7 +69,9 @@ def cmd_evaluate(args) -> int:
 def cmd_suite(args) -> int:
     encoders = args.encoders.split(",") if args.encoders else None
     seeds = (args.seeds.start, args.seeds.stop) if args.seeds else None
-    _, summary = run_suite(args.name, seeds=seeds, encoders=encoders, out_dir=args.out)
+    _, summary = run_suite(
+        args.name, seeds=seeds, encoders=encoders, out_dir=args.out, scheduler=args.scheduler
+    )
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     print(f"wrote {args.out}/runs.csv and {args.out}/summary.csv")
     return 0
@@ -165,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=seeds_arg, default=None, help="A:B (half-open) or N = 0:N")
     s.add_argument("--encoders", default=None, help="comma-separated, e.g. lexical,sentence")
     s.add_argument("--out", required=True)
+    s.add_argument("--scheduler", type=scheduler_arg, default=None, help=SCHEDULER_HELP)
     s.set_defaults(func=cmd_suite)
 
     i = sub.add_parser("induce", help="induce dependency edges from the blocks' text")

@@ -36,6 +36,8 @@ class LexicalEncoder:
 
     name = "lexical"
     dim = LEXICAL_DIM
+    batch_invariant = True  # integer counts, then one division per row: a row never depends
+    # on the other texts of its batch, so any process computes the same bits
 
     def __init__(self):
         self._slots: dict[str, tuple[int, float]] = {}  # token -> (bucket, sign); pure memo

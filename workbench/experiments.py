@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from workbench.policies import make_policy
 from workbench.reference import data_path, paper_figures
 from workbench.scenario import Scenario
 from workbench.seeds import Draw, format_seeds, parse_seeds
+from workbench.sweep import chunks, parse_scheduler, run_tasks, table_encoder
 from workbench.trace import Trace, run
 
 
@@ -185,56 +187,142 @@ def scenarios_for(protocol: Protocol) -> list[Scenario]:
     ]
 
 
+def protocol_grid(protocol: Protocol) -> list[tuple]:
+    """The (policy, M, lambda, hops, (drop, spurious)) runs of a protocol, in run order;
+    policies that ignore lambda and hops run once."""
+    grid = itertools.product(
+        protocol.policies,
+        protocol.budget_multipliers,
+        protocol.lambdas,
+        protocol.hops,
+        protocol.graph_noise,
+    )
+    first = (protocol.lambdas[0], protocol.hops[0])
+    return [
+        (pol, mult, lam, hops, noise)
+        for pol, mult, lam, hops, noise in grid
+        if pol not in ("similarity", "recency", "no-graph") or (lam, hops) == first
+    ]
+
+
+def _run_row(protocol: Protocol, sc: Scenario, encoder, enc_name: str, setting):
+    """One run: (its Trace, its row)."""
+    pol_name, mult, lam, hops, (drop, spurious) = setting
+    policy = make_policy(pol_name, lam=lam, tau=protocol.tau, hops=hops, delta=protocol.delta)
+    graph = perturb_edges(sc, drop, spurious, sc.seed or 0)
+    t = Trace(graph, run(graph, encoder, policy, mult), enc_name)
+    row = t.row()
+    row.update(
+        budget_multiplier=mult,
+        drop=drop,
+        spurious=spurious,
+        **{"lambda": lam if pol_name == "dsgc" else 0.0, "hops": hops},
+    )
+    return t, row
+
+
 def run_protocol(
-    protocol: Protocol, scenarios: list[Scenario] | None = None, keep_traces: bool = False
+    protocol: Protocol,
+    scenarios: list[Scenario] | None = None,
+    keep_traces: bool = False,
+    scheduler=None,
 ):
-    """Every run of a protocol as a DataFrame (one row per run); optionally the Trace objects too."""
+    """Every run of a protocol as a DataFrame (one row per run); optionally the Trace objects too.
+
+    scheduler: None runs in this process; `local[:N]` or `tcp://HOST:PORT` splits the runs by
+    (encoder, template, seed chunk) over Dask workers, with the same rows in the same order.
+    """
     if protocol.engine == "batch":
         if keep_traces:
             raise ValueError(f"protocol {protocol.name!r} runs on the batch engine: no traces")
+        if parse_scheduler(scheduler) is not None:
+            raise ValueError(
+                f"protocol {protocol.name!r} runs on the batch engine, in-process only; "
+                "--scheduler applies to trace-engine protocols"
+            )
         return run_batch(protocol, scenarios)
     if protocol.engine != "trace" or protocol.deltas:
         raise ValueError(
             f"protocol {protocol.name!r}: engine must be 'trace' or 'batch', and "
             "a deltas sweep needs the batch engine"
         )
+    if parse_scheduler(scheduler) is not None:
+        if keep_traces:
+            raise ValueError("keep_traces=True runs in-process only (Trace objects stay local)")
+        return _run_protocol_tasks(protocol, scenarios, scheduler)
     scenarios = scenarios if scenarios is not None else scenarios_for(protocol)
     rows, traces = [], []
     for enc_name in protocol.encoders:
         encoder = get_encoder(enc_name)
         texts = sorted({t for s in scenarios for t in [s.query, *s.texts]})
         encoder(texts)  # one batch: every unique text encoded once, then served from the cache
-        grid = itertools.product(
-            protocol.policies,
-            protocol.budget_multipliers,
-            protocol.lambdas,
-            protocol.hops,
-            protocol.graph_noise,
-        )
-        for pol_name, mult, lam, hops, (drop, spurious) in grid:
-            if pol_name in ("similarity", "recency", "no-graph") and (lam, hops) != (
-                protocol.lambdas[0],
-                protocol.hops[0],
-            ):
-                continue  # these ignore lambda and hops; run them once
-            policy = make_policy(
-                pol_name, lam=lam, tau=protocol.tau, hops=hops, delta=protocol.delta
-            )
+        for setting in protocol_grid(protocol):
             for sc in scenarios:
-                graph = perturb_edges(sc, drop, spurious, sc.seed or 0)
-                t = Trace(graph, run(graph, encoder, policy, mult), enc_name)
-                row = t.row()
-                row.update(
-                    budget_multiplier=mult,
-                    drop=drop,
-                    spurious=spurious,
-                    **{"lambda": lam if pol_name == "dsgc" else 0.0, "hops": hops},
-                )
+                t, row = _run_row(protocol, sc, encoder, enc_name, setting)
                 rows.append(row)
                 if keep_traces:
                     traces.append(t)
     df = pd.DataFrame(rows)
     return (df, traces) if keep_traces else df
+
+
+def seed_chunk(protocol: Protocol) -> int:
+    """Seeds per task: 5, or more so that a template's seeds make at most 8 tasks."""
+    lo, hi = protocol.seeds
+    return max(5, math.ceil((hi - lo) / 8))
+
+
+def _suite_task(protocol: Protocol, enc_i: int, part, tables: dict) -> list[tuple]:
+    """One sweep task: the rows of one encoder over a part of the scenarios, each keyed by its
+    place in the in-process run (encoder, grid setting, scenario).
+
+    part is ("generate", total_blocks, template, lo, hi, first_index) or ("given", [(i, sc)]).
+    An encoder whose rows do not depend on the batch (lexical) encodes on the worker and keeps
+    its cache there; any other is served from the client's table, so the bits never depend on
+    which worker ran what.
+    """
+    enc_name = protocol.encoders[enc_i]
+    if part[0] == "generate":
+        _, n, template, lo, hi, first = part
+        mine = [
+            (first + i, generate(template, s, n, protocol.tier))
+            for i, s in enumerate(range(lo, hi))
+        ]
+    else:
+        mine = part[1]
+    encoder = tables[enc_name] if enc_name in tables else get_encoder(enc_name)
+    out = []
+    for g, setting in enumerate(protocol_grid(protocol)):
+        for i, sc in mine:
+            out.append(((enc_i, g, i), _run_row(protocol, sc, encoder, enc_name, setting)[1]))
+    return out
+
+
+def _run_protocol_tasks(protocol: Protocol, scenarios, scheduler) -> pd.DataFrame:
+    """run_protocol's rows from Dask tasks, gathered and put back in the in-process order."""
+    size = seed_chunk(protocol)
+    parts = []
+    if scenarios is None:
+        lo, hi = protocol.seeds
+        for n_i, n in enumerate(protocol.total_blocks):
+            for t_i, template in enumerate(protocol.templates):
+                for a, b in chunks(lo, hi, size):
+                    first = (n_i * len(protocol.templates) + t_i) * (hi - lo) + (a - lo)
+                    parts.append(("generate", n, template, a, b, first))
+    else:
+        indexed = list(enumerate(scenarios))
+        parts = [("given", indexed[a:b]) for a, b in chunks(0, len(indexed), size)]
+    tables = {}
+    for name in protocol.encoders:
+        encoder = get_encoder(name)
+        if not getattr(encoder.base, "batch_invariant", False):
+            every = scenarios if scenarios is not None else scenarios_for(protocol)
+            texts = sorted({t for s in every for t in [s.query, *s.texts]})
+            tables[name] = table_encoder(encoder, [texts])  # as the in-process run encodes
+    tasks = [(protocol, e, part) for e in range(len(protocol.encoders)) for part in parts]
+    keyed = [kr for rows in run_tasks(_suite_task, tasks, scheduler, tables) for kr in rows]
+    keyed.sort(key=lambda kr: kr[0])
+    return pd.DataFrame([row for _, row in keyed])
 
 
 def summarize(df: pd.DataFrame, by, metric: str = "full_chain_retained") -> pd.DataFrame:
@@ -323,11 +411,12 @@ def write_suite(df: pd.DataFrame, summary: pd.DataFrame, out_dir) -> tuple[Path,
 
 
 def run_suite(
-    name: str, seeds: tuple[int, int] | None = None, encoders=None, out_dir=None
+    name: str, seeds: tuple[int, int] | None = None, encoders=None, out_dir=None, scheduler=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Load a protocol by name, run it, summarize it like the paper's table; optionally write CSV."""
+    """Load a protocol by name, run it, summarize it like the paper's table; optionally write CSV.
+    scheduler: None (in-process), local[:N] or tcp://HOST:PORT (Dask; the same bytes)."""
     p = Protocol.load(name).with_(seeds=seeds, encoders=tuple(encoders) if encoders else None)
-    df = run_protocol(p)
+    df = run_protocol(p, scheduler=scheduler)
     summary = summarize(df, p.summary)
     if out_dir is not None:
         write_suite(df, summary, out_dir)
@@ -518,12 +607,14 @@ CRITERIA = (
 )
 
 
-def regime_checks(seeds: tuple[int, int], encoders=("lexical", "sentence")) -> pd.DataFrame:
+def regime_checks(
+    seeds: tuple[int, int], encoders=("lexical", "sentence"), scheduler=None
+) -> pd.DataFrame:
     """Measure the calibration criteria on a seed range; one row per (criterion, encoder)."""
     main = Protocol.load("main").with_(seeds=seeds, encoders=tuple(encoders))
-    df = run_protocol(main)
+    df = run_protocol(main, scheduler=scheduler)
     scale = Protocol.load("scale").with_(seeds=seeds, encoders=tuple(encoders))
-    sdf = run_protocol(scale)
+    sdf = run_protocol(scale, scheduler=scheduler)
     by = df.groupby(["encoder", "template", "policy"])["full_chain_retained"].mean()
     rows = []
     for enc in encoders:

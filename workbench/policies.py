@@ -8,11 +8,13 @@ array of (dependent, prerequisite) store positions and ``costs`` the (N,) token 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 TAU = 0.25
 LAMBDA = 1.0
+PARTIAL_FROM = 4096  # stores at least this large sort only the head of the ranking the walk needs
 
 
 @dataclass(frozen=True, repr=False)
@@ -24,11 +26,19 @@ class Retention:
     r: np.ndarray  # softmax relevance (zeros for policies that do not use it)
     pi: np.ndarray  # propagated support
     scores: np.ndarray  # the score the ranking sorts by (I for DSGC)
-    order: np.ndarray  # block positions, best first
+    head: np.ndarray  # the ranking's first positions, best first (all N unless sorted partially)
     kept: np.ndarray  # bool mask in store order
     budget: int
     costs: np.ndarray
     params: dict = field(default_factory=dict)
+    tiebreak: np.ndarray | None = None  # the ranking's second key (completes a partial head)
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Every block position, best first (sorted on first use when only the head was)."""
+        if len(self.head) == len(self.scores):
+            return self.head
+        return rank(self.scores, self.tiebreak)
 
     @property
     def used(self) -> int:
@@ -73,24 +83,43 @@ def propagate(r: np.ndarray, edges: np.ndarray, hops: int = 1, delta: float = 1.
 
 
 def rank(scores: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """Positions best first; ties by `tiebreak` (descending), then store order (stable)."""
-    n = len(scores)
-    keys = [np.arange(n)]
-    if tiebreak is not None:
-        keys.append(-tiebreak)
-    keys.append(-scores)
-    return np.lexsort(keys)
+    """Positions best first; ties by `tiebreak` (descending), then store order.
+
+    Exactly np.lexsort((-tiebreak, -scores)), at about the cost of one unstable sort: only the
+    runs of equal scores are sorted again, by (-tiebreak, position).
+    """
+    order = np.argsort(-scores)  # unstable (SIMD); ties are settled below, whatever it left
+    s = scores[order]
+    eq = s[1:] == s[:-1]  # -0.0 == 0.0: signed zeros tie, as in a stable sort
+    if not eq.any():
+        return order
+    tied = np.zeros(len(s), dtype=bool)
+    tied[1:] |= eq
+    tied[:-1] |= eq
+    at = np.flatnonzero(tied)  # places of `order` inside a run of >= 2 equal scores
+    new_run = np.ones(len(at), dtype=bool)
+    new_run[1:] = ~((at[1:] == at[:-1] + 1) & eq[at[1:] - 1])
+    run_id = np.cumsum(new_run)
+    idx = order[at]
+    second = np.zeros(len(idx)) if tiebreak is None else -tiebreak[idx]
+    order[at] = idx[np.lexsort((idx, second, run_id))]
+    return order
 
 
 def select(order: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
-    """Walk the ranking; keep a block if it fits, skip it if not, and go on (skip-and-continue).
+    """Walk the ranking; keep a block if it fits, skip it if not, and go on (skip-and-continue)."""
+    kept = np.zeros(len(costs), dtype=bool)
+    walk(order, costs, int(budget), kept)
+    return kept
+
+
+def walk(order: np.ndarray, costs: np.ndarray, room: int, kept: np.ndarray) -> int:
+    """The budget walk over `order`, marking `kept` in place; returns the room left.
 
     Vectorized: each pass keeps the longest fitting prefix of the blocks that could still fit,
     so there is one cumulative sum per skipped block, not a Python step per block.
     """
-    kept = np.zeros(len(costs), dtype=bool)
     cand = order
-    room = int(budget)
     while len(cand):
         cand = cand[costs[cand] <= room]  # a block larger than the room left can never fit
         if not len(cand):
@@ -100,7 +129,7 @@ def select(order: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
         kept[cand[:stop]] = True
         room -= int(costs[cand[:stop]].sum())
         cand = cand[stop + 1 :]  # the first block that did not fit is skipped
-    return kept
+    return room
 
 
 def eviction_margin(
@@ -116,8 +145,12 @@ def eviction_margin(
 
 
 def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Query similarity: one matrix-vector product (rows and query are L2-normalized)."""
-    return emb @ q
+    """Query similarity: one matrix-vector product (rows and query are L2-normalized).
+
+    The query takes the matrix's dtype (a float64 query would upcast a float32 matrix, a copy
+    twice its size); sims are float64 from here on.
+    """
+    return np.asarray(emb @ np.asarray(q, dtype=emb.dtype), dtype=np.float64)
 
 
 # --- the policies ----------------------------------------------------------------------------
@@ -132,7 +165,7 @@ def decide(name, sims, scores, order, costs, budget, r=None, pi=None, params=Non
         r=zeros if r is None else r,
         pi=zeros if pi is None else pi,
         scores=scores,
-        order=order,
+        head=order,
         kept=select(order, costs, budget),
         budget=int(budget),
         costs=costs,
@@ -140,10 +173,32 @@ def decide(name, sims, scores, order, costs, budget, r=None, pi=None, params=Non
     )
 
 
+def decide_ranked(name, sims, scores, tiebreak, costs, budget, r=None, pi=None, params=None):
+    """A Retention that ranks by (scores, tiebreak, store order): fully for small stores, only
+    the head the budget walk needs from PARTIAL_FROM blocks on (the same kept set either way)."""
+    if len(scores) < PARTIAL_FROM:
+        return decide(name, sims, scores, rank(scores, tiebreak), costs, budget, r, pi, params)
+    head, kept = rank_select_partial(scores, tiebreak, costs, budget)
+    zeros = np.zeros(len(sims))
+    return Retention(
+        policy=name,
+        sims=sims,
+        r=zeros if r is None else r,
+        pi=zeros if pi is None else pi,
+        scores=scores,
+        head=head,
+        kept=kept,
+        budget=int(budget),
+        costs=costs,
+        params=params or {},
+        tiebreak=tiebreak,
+    )
+
+
 def similarity_only(emb, q, edges, costs, budget) -> Retention:
     """Rank by raw cosine to the query."""
     sims = cosine(emb, q)
-    return decide("similarity", sims, sims, rank(sims), costs, budget)
+    return decide_ranked("similarity", sims, sims, None, costs, budget)
 
 
 @dataclass(frozen=True)
@@ -168,9 +223,6 @@ class DSGC:
         scores = r + self.lam * pi
         if self.density:
             scores = scores / np.asarray(costs, dtype=np.float64) ** self.density
-        # ties in I (e.g. exp underflow) fall back to raw similarity, then store order, so that
-        # lam = 0 reproduces the similarity-only ranking exactly
-        order = rank(scores, tiebreak=sims)
         params = {
             "lambda": self.lam,
             "tau": self.tau,
@@ -178,7 +230,9 @@ class DSGC:
             "delta": self.delta,
             "density": self.density,
         }
-        return decide(self.name, sims, scores, order, costs, budget, r, pi, params)
+        # ties in I (e.g. exp underflow) fall back to raw similarity, then store order, so that
+        # lam = 0 reproduces the similarity-only ranking exactly
+        return decide_ranked(self.name, sims, scores, sims, costs, budget, r, pi, params)
 
 
 def recency(emb, q, edges, costs, budget) -> Retention:
@@ -211,3 +265,64 @@ def make_policy(
     if name == "recency":
         return recency
     raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
+
+
+# --- the head of the ranking only (large stores) ---------------------------------------------
+
+
+def top_k(scores: np.ndarray, tiebreak: np.ndarray | None, k: int) -> np.ndarray:
+    """Bool mask of exactly the first k blocks of rank(scores, tiebreak), in O(N).
+
+    The cut is found key by key: the k-th best score t (all better scores are in); among the
+    blocks scoring t, the best tiebreak values; among those tied on both, store order.
+    """
+    n = len(scores)
+    if k >= n:
+        return np.ones(n, dtype=bool)
+    second = scores if tiebreak is None else tiebreak
+    t = -np.partition(-scores, k - 1)[k - 1]
+    mask = scores > t
+    need = k - int(mask.sum())
+    tied = np.flatnonzero(scores == t)  # in store order
+    vals = second[tied]
+    s = -np.partition(-vals, need - 1)[need - 1]
+    better = vals > s
+    mask[tied[better]] = True
+    need -= int(better.sum())
+    mask[tied[vals == s][:need]] = True
+    return mask
+
+
+def rank_select_partial(
+    scores, tiebreak, costs, budget, k: int = 256, grow: int = 4
+) -> tuple[np.ndarray, np.ndarray]:
+    """(head, kept): a sorted head of the ranking and exactly the kept set of the full walk.
+
+    The walk runs over the head; once the room left is below the cheapest block outside the
+    head, no later block can fit (the room only shrinks), so the kept set is final. Otherwise
+    the head grows `grow`-fold and the walk goes on over the new part: the first k blocks of a
+    longer head are the same blocks in the same order, since (score, tiebreak, position) is a
+    strict total order.
+    """
+    n = len(scores)
+    costs = np.asarray(costs)
+    kept = np.zeros(n, dtype=bool)
+    room, walked = int(budget), 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), kept
+    if room >= int(costs.sum()):  # everything fits: the walk keeps every block
+        kept[:] = True
+        k = min(k, n)
+    cheapest = int(costs.min())
+    while True:
+        k = min(k, n)
+        inside = top_k(scores, tiebreak, k)
+        head = np.flatnonzero(inside)
+        head = head[rank(scores[head], None if tiebreak is None else tiebreak[head])]
+        if kept.all():
+            return head, kept
+        room = walk(head[walked:], costs, room, kept)
+        walked = k
+        if k == n or room < cheapest or room < int(costs[~inside].min()):
+            return head, kept
+        k *= grow

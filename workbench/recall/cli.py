@@ -13,6 +13,7 @@ from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D
 from workbench.recall import report as P
+from workbench.sweep import SCHEDULER_HELP, run_tasks, scheduler_arg, table_encoder
 
 
 def _episodes(args, queries: str):
@@ -50,17 +51,27 @@ def _write(out: Path, frames: dict[str, pd.DataFrame], source: str) -> None:
         print(f"wrote {path} ({len(frames[path.stem])} rows)")
 
 
+def _grid_form(args, form, ep, enc) -> tuple[pd.DataFrame, ...]:
+    """One query form's cells, decomposition and failure classes (a sweep task)."""
+    grid = R.run_grid(ep, args.K, args.k, args.seed, encoder=enc)
+    return (
+        R.cells_table(grid, args.boot).assign(query_form=form),
+        R.decomposition(grid, n_boot=args.boot).assign(query_form=form),
+        R.failure_table(grid).assign(query_form=form),
+    )
+
+
 def cmd_grid(args) -> int:
     """Run the grid for each query form; write cells, decomposition and failure classes."""
     out = _check_out(args.out)
     enc = _encoder(args)
-    cells, decomp, fails = [], [], []
-    for form in _forms(args):
-        ep = _episodes(args, form)
-        grid = R.run_grid(ep, args.K, args.k, args.seed, encoder=enc)
-        cells.append(R.cells_table(grid, args.boot).assign(query_form=form))
-        decomp.append(R.decomposition(grid, n_boot=args.boot).assign(query_form=form))
-        fails.append(R.failure_table(grid).assign(query_form=form))
+    eps = {form: _episodes(args, form) for form in _forms(args)}
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None:  # workers use the client's embeddings, encoded as in-process
+        enc = table_encoder(enc, [b for ep in eps.values() for b in (ep.texts, ep.queries)])
+    tasks = [(args, form, ep) for form, ep in eps.items()]
+    cells, decomp, fails = zip(*run_tasks(_grid_form, tasks, scheduler, enc), strict=True)
+    ep = eps[_forms(args)[-1]]  # every form's episodes come from the same source
     _write(
         out,
         {
@@ -139,6 +150,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="recall_command", required=True)
     g = sub.add_parser("grid", help="every retention rule x every selection rule, with intervals")
     _common(g)
+    g.add_argument("--scheduler", type=scheduler_arg, default=None, help=SCHEDULER_HELP)
     g.set_defaults(func=cmd_grid)
     s = sub.add_parser("sweep", help="memory pressure, delay, density and marker-artifact tables")
     _common(s)
