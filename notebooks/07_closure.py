@@ -22,7 +22,7 @@
 
 from IPython.display import Markdown
 
-from workbench.closure import agent, compare, gate, managers, report
+from workbench.closure import agent, charts, compare, gate, managers, report
 from workbench.closure.spans import load_spans
 from workbench.io import write_csv
 from workbench.notebook import record, show_figure, show_table
@@ -109,7 +109,7 @@ cols = [
 show_table(table[cols], digits=2)
 
 # %%
-show_figure(report.outcome_chart(table), "closure_outcomes", FIGURES_DIR)
+show_figure(charts.outcome_chart(table), "closure_outcomes", FIGURES_DIR)
 
 # %%
 by = table.to_dict("index")
@@ -254,7 +254,7 @@ record(
 
 # %%
 show_figure(
-    report.timeline_chart(report.timeline_frame(runs, SEED)), "closure_timeline", FIGURES_DIR
+    charts.timeline_chart(report.timeline_frame(runs, SEED)), "closure_timeline", FIGURES_DIR
 )
 
 # %%

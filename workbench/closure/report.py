@@ -3,12 +3,11 @@ the margin signal, the decision-boundary control, timelines, stories."""
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
 from workbench.closure.agent import LOUD, Run, episode_log, natural_language_only
-from workbench.closure.managers import FLOOR, MANAGERS, make_manager
+from workbench.closure.managers import FLOOR, make_manager
 from workbench.reference import paper_figures
 
 BOOT = 2000  # bootstrap resamples over seeds
@@ -251,95 +250,6 @@ def timeline_frame(runs, seed: int, managers=("relevance", "gate", "tombstone"))
                 )
             )
     return pd.concat(parts, ignore_index=True)
-
-
-def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
-    """Occupancy, margin and orphans per turn (rows) for each manager (columns); red rules are
-    silent corruptions, grey rules loud tool errors."""
-    base = alt.Chart(frame).encode(x=alt.X("turn:Q", title="turn"))
-    line = base.mark_line(strokeWidth=1).encode(y=alt.Y("value:Q", title=None))
-    silent = (
-        base.transform_filter("datum.kind == 'corrupt'")
-        .mark_rule(color="#d62728", opacity=0.5)
-        .encode(tooltip=["failing_call:N"])
-    )
-    loud = (
-        base.transform_filter("datum.kind == 'tool_error'")
-        .mark_rule(color="#7f7f7f", opacity=0.35)
-        .encode(tooltip=["failing_call:N"])
-    )
-    pts = (
-        base.transform_filter(f"datum.metric == 'margin' && datum.value < {floor!r}")
-        .mark_point(size=8, color="#ff7f0e", filled=True)
-        .encode(y="value:Q")
-    )
-    return (
-        alt.layer(loud, silent, line, pts, data=frame)
-        .properties(width=260, height=110)
-        .facet(
-            row=alt.Row("metric:N", sort=["occupancy", "margin", "orphans"], title=None),
-            column=alt.Column("manager:N", sort=list(MANAGERS), title=None),
-        )
-        .resolve_scale(y="independent")
-        .properties(
-            title=alt.TitleParams(
-                "One simulated run (plan-driven agent): occupancy, eviction margin and "
-                "evicted-binding orphans per turn",
-                subtitle=[
-                    "columns: window manager; red rules: a silently corrupted call (a guessed "
-                    "handle the tool accepted); grey rules: a tool error on an unknown handle;",
-                    f"orange dots: eviction margin below the floor {floor:g}; occupancy is "
-                    "retained tokens / capacity",
-                ],
-                anchor="start",
-            )
-        )
-    )
-
-
-def outcome_chart(table: pd.DataFrame):
-    """Silent corruptions, loud errors and completed jobs per run, per manager, with 95% bootstrap
-    intervals over seeds."""
-    rows = []
-    for m, r in table.iterrows():
-        for col, title in (
-            ("silent", "silent corruptions"),
-            ("loud", "loud errors"),
-            ("jobs_done", "jobs completed"),
-        ):
-            rows.append(
-                {
-                    "manager": m,
-                    "measure": title,
-                    "mean": r[col],
-                    "lo": r[f"{col}_lo"],
-                    "hi": r[f"{col}_hi"],
-                }
-            )
-    df = pd.DataFrame(rows)
-    order = list(table.index)
-    base = alt.Chart(df).encode(y=alt.Y("manager:N", sort=order, title=None))
-    bars = base.mark_bar(color="#4c78a8").encode(x=alt.X("mean:Q", title="per run"))
-    err = base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q")
-    seeds = int(table.seeds.iloc[0])
-    return (
-        alt.layer(bars, err, data=df)
-        .properties(width=200, height=18 * len(order))
-        .facet(column=alt.Column("measure:N", title=None, sort=["silent corruptions"]))
-        .resolve_scale(x="independent")
-        .properties(
-            title=alt.TitleParams(
-                "What each window manager does to a plan-driven agent's calls",
-                subtitle=[
-                    f"mean per simulated run over {seeds} seeds, 95% bootstrap interval over "
-                    "seeds; source: simulated (workbench.closure.agent)",
-                    "loud = tool errors on unknown handles + tombstone restores + gate raises; "
-                    "'-off': closure enforcement switched off; '-raise': the gate in raise mode",
-                ],
-                anchor="start",
-            )
-        )
-    )
 
 
 def note_figures() -> dict:
