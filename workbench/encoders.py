@@ -15,6 +15,7 @@ from workbench.io import atomic_path
 TOKEN_RE = re.compile(r"[a-z0-9_]+")
 LEXICAL_DIM = 256
 SENTENCE_DIM = 384
+BATCH = 8192  # texts per call to a base encoder (bounds its memory; a progress bar step)
 
 
 class EncoderUnavailable(RuntimeError):
@@ -356,7 +357,9 @@ class CachedEncoder:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """Rows for `texts`; the texts not cached yet go to the base encoder in batches of
+        BATCH (a progress bar when `progress` and there is more than one batch)."""
         if not self._disk_loaded:
             self._load_disk()
         keys = [_text_key(t) for t in texts]
@@ -365,10 +368,22 @@ class CachedEncoder:
             if k not in self._memo and k not in missing:
                 missing[k] = t
         if missing:
-            vecs = self.base.encode(list(missing.values()))
-            self.encoded += len(missing)
-            for k, v in zip(missing, vecs, strict=True):
-                self._memo[k] = v
+            todo = list(missing.items())
+            bar = None
+            if progress and len(todo) > BATCH:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=len(todo), desc=f"encoding ({self.name})", unit="text")
+            for a in range(0, len(todo), BATCH):
+                part = todo[a : a + BATCH]
+                vecs = self.base.encode([t for _, t in part])
+                self.encoded += len(part)
+                for (k, _), v in zip(part, vecs, strict=True):
+                    self._memo[k] = v
+                if bar is not None:
+                    bar.update(len(part))
+            if bar is not None:
+                bar.close()
             self._save_disk()
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float64)

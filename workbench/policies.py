@@ -44,6 +44,23 @@ class Retention:
     def used(self) -> int:
         return int(self.costs[self.kept].sum())
 
+    def rank_of(self, positions) -> np.ndarray:
+        """1-based ranks of a few blocks, without sorting the others: 1 + how many blocks come
+        before each (better score, then better tiebreak, then earlier in the store)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if len(self.head) == len(self.scores) or "order" in self.__dict__:
+            return self.ranks[positions]
+        s = self.scores
+        t = s if self.tiebreak is None else self.tiebreak
+        out = []
+        for p in positions.tolist():
+            tie = s == s[p]
+            ahead = (s > s[p]) | (tie & (t > t[p]))
+            out.append(
+                1 + int(np.count_nonzero(ahead)) + int(np.count_nonzero((tie & (t == t[p]))[:p]))
+            )
+        return np.array(out, dtype=np.int64)
+
     @property
     def ranks(self) -> np.ndarray:
         """1-based rank of each block in store order."""
