@@ -13,7 +13,17 @@
   tool-call log (target at 10^5: <= 5 s), the plain check of 10^5 spans and of 30,000 spans each
   naming a different undefined handle, and one closure scan against r retained spans.
 
+- scale: one retention step at N = 10^4, 10^5, 10^6 (d = 384, |E| = N) beside the numpy floor
+  measured in the same run, their ratio (target at 10^6: <= 2.0) and peak memory (target
+  <= 1.5x the embedding matrix); generating a large store (blocks per second); the calibration
+  over 3,000 seeds in-process and on a 2-worker LocalCluster (same bytes); the cold
+  `workbench suite main` beside the paper artifact's runner (`--reference DIR`, run in the same
+  session) or beside its last measured 112.6 s, as a ratio (target <= 1/20), and beside our
+  transformers backend in the same run. `--scale-csv` also rewrites data/results/scale_*.csv
+  (what notebook 09 plots).
+
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
+`python scripts/bench.py --scale` runs the scale figures only.
 `python scripts/bench.py --closure` runs the closure figures only.
 """
 
@@ -156,7 +166,150 @@ def bench_closure() -> None:
         report(f"one closure scan of {r:,} retained spans (median)", med)
 
 
+REFERENCE_SECONDS = 112.6  # the paper artifact's runner on the main suite, last measured (issue 12)
+
+
+def _arg(flag: str, default=None):
+    return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
+
+
+def _timed_cli(args, env) -> tuple[float, float]:
+    """(wall, CPU of the child) seconds of one command in a fresh process."""
+    before = os.times()
+    t0 = time.perf_counter()
+    subprocess.run(args, env=env, check=True, cwd=ROOT, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+
+
+def bench_cold(rounds: int = 3) -> None:
+    """The cold `workbench suite main` (fresh process, empty embedding cache), rounds
+    interleaved with our transformers backend and, with --reference DIR, the paper artifact's
+    runner (command from --reference-cmd, default `bash run_main.sh`)."""
+    cli = [sys.executable, "-m", "workbench", "suite", "main"]
+    ref_dir = _arg("--reference")
+    runs: dict[str, list] = {"numpy": [], "transformers": [], "reference": []}
+    for _ in range(rounds):
+        for backend in ("numpy", "transformers"):
+            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+                env = dict(
+                    os.environ, WORKBENCH_CACHE_DIR=cache, WORKBENCH_SENTENCE_BACKEND=backend
+                )
+                runs[backend].append(_timed_cli([*cli, "--out", out], env))
+        if ref_dir:
+            cmd = _arg("--reference-cmd", "bash run_main.sh").split()
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=ref_dir, check=True, capture_output=True)
+            runs["reference"].append((time.perf_counter() - t0, float("nan")))
+    wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items() if v}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items() if v}
+    ref = wall.get("reference", REFERENCE_SECONDS)
+    where = "measured in this run" if "reference" in wall else "its last measured figure"
+    report(
+        "cold `workbench suite main` (numpy backend, median wall)",
+        wall["numpy"],
+        ref / 20,
+        f"(CPU {cpu['numpy']:.1f} s; ratio to the paper runner {wall['numpy'] / ref:.3f}, "
+        f"target <= 0.050; runner {ref:.1f} s, {where})",
+    )
+    report(
+        "cold `workbench suite main` (transformers backend, median wall)",
+        wall["transformers"],
+        None,
+        f"(CPU {cpu['transformers']:.1f} s; numpy/transformers wall "
+        f"{wall['numpy'] / wall['transformers']:.2f}, CPU {cpu['numpy'] / cpu['transformers']:.2f})",
+    )
+
+
+def bench_scale() -> None:
+    """Retention step vs the floor, peak memory, store generation, calibration on Dask."""
+    import pandas as pd
+
+    from workbench import bigstore, stepcost
+    from workbench.experiments import regime_checks
+
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
+    steps, mems = [], []
+    for n in (10_000, 100_000, 1_000_000):
+        m = stepcost.measure(n, repeat=7)
+        mem = stepcost.memory(n)
+        steps.append(m)
+        mems.append(mem)
+        report(
+            f"retention step, N = {n:,}, d = 384, |E| = {n:,} (median)",
+            m["step_s"],
+            None,
+            f"(floor {m['floor_s']:.3f} s, ratio {m['ratio']:.2f}"
+            + (", target <= 2.0" if n == 1_000_000 else "")
+            + f"; peak {mem['peak_over_matrix']:.2f}x the {mem['matrix_mib']:.0f} MiB matrix,"
+            f" the step's own {mem['step_extra_over_matrix']:.3f}x)",
+        )
+        if n == 1_000_000:
+            RESULTS[-1]["passed"] = m["ratio"] <= 2.0 and mem["peak_over_matrix"] <= 1.5
+    with tempfile.TemporaryDirectory() as d:
+        for n in (100_000, 1_000_000):
+            t0 = time.perf_counter()
+            lay = bigstore.layout(n, 0)
+            for a in range(0, n, bigstore.CHUNK):  # the rows in store order, chunk by chunk
+                at = lay.order[a : a + bigstore.CHUNK]
+                bigstore.lexical_rows(lay.frame[at], lay.slots[at]).astype("float32")
+            t1 = time.perf_counter()
+            bigstore.write_store(lay, Path(d) / str(n))
+            t2 = time.perf_counter()
+            report(
+                f"large store, {n:,} blocks: layout + lexical rows",
+                t1 - t0,
+                None,
+                f"({n / (t1 - t0):,.0f} blocks/s; target >= 100,000)",
+            )
+            report(
+                f"large store, {n:,} blocks: written (JSONL + .npy)",
+                t2 - t1,
+                None,
+                f"({n / (t2 - t0):,.0f} blocks/s end to end)",
+            )
+    sweeps = []
+    for scheduler in (None, "local:2"):
+        t0 = time.perf_counter()
+        checks = regime_checks((0, 3000), encoders=("lexical",), scheduler=scheduler)
+        dt = time.perf_counter() - t0
+        text = checks.to_csv(index=False)
+        if scheduler is None:
+            first = text
+        report(
+            f"calibration checks, 3,000 seeds, lexical, {scheduler or 'in-process'}",
+            dt,
+            None,
+            "" if scheduler is None else f"(same bytes as in-process: {text == first})",
+        )
+        sweeps.append(
+            {
+                "what": "calibration checks, lexical",
+                "seeds": 3000,
+                "scheduler": scheduler or "in-process",
+                "seconds": dt,
+                "same_bytes": text == first,
+                "load_average": round(os.getloadavg()[0], 1),
+            }
+        )
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    if "--scale-csv" in sys.argv:
+        from workbench.io import write_csv
+
+        write_csv(pd.DataFrame(steps), ROOT / "data" / "results" / "scale_step.csv")
+        write_csv(pd.DataFrame(mems), ROOT / "data" / "results" / "scale_memory.csv")
+        write_csv(pd.DataFrame(sweeps), ROOT / "data" / "results" / "scale_sweep.csv")
+        print("wrote data/results/scale_step.csv, scale_memory.csv and scale_sweep.csv")
+
+
 def main() -> int:
+    if "--scale" in sys.argv:
+        bench_scale()
+        bench_cold()
+        return 0 if all(r["passed"] is not False for r in RESULTS) else 1
     if "--closure" in sys.argv:
         bench_closure()
         return 0 if all(r["passed"] is not False for r in RESULTS) else 1
@@ -197,6 +350,8 @@ def main() -> int:
     report("recall grid, 25 cells x 300 episodes x 2 query forms", time.perf_counter() - t0)
 
     bench_closure()
+    bench_scale()
+    bench_cold()
 
     from workbench.beyond import khop_runs, scenario_set
 

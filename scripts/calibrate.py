@@ -1,7 +1,8 @@
 """Check the benchmark's calibration criteria on the tuning seeds and on held-out seed ranges.
 
 Writes data/calibration/checks.csv and data/calibration/retention_by_seed_range.{svg,png}.
-Usage: python scripts/calibrate.py [--seeds 0:15 15:115 115:215]
+Usage: python scripts/calibrate.py [--seeds 0:15 15:115 115:215] [--scheduler local:2]
+(--scheduler: local[:N] or tcp://HOST:PORT runs the protocols on Dask, with the same bytes)
 """
 
 import argparse
@@ -15,18 +16,19 @@ from workbench.experiments import Protocol, regime_checks, run_protocol
 from workbench.io import write_csv
 from workbench.notebook import save_figure
 from workbench.seeds import parse_seeds
+from workbench.sweep import SCHEDULER_HELP, scheduler_arg
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "calibration"
 
 
-def windows(n: int) -> None:
+def windows(n: int, scheduler=None) -> None:
     """Worst 100-consecutive-seed window for each lexical criterion over seeds 0..n-1."""
     import numpy as np
 
     rows = []
     for blocks in (20, 50):
         p = Protocol.load("main").with_(seeds=(0, n), encoders=("lexical",), total_blocks=(blocks,))
-        df = run_protocol(p)
+        df = run_protocol(p, scheduler=scheduler)
         for (t, pol), g in df.groupby(["template", "policy"], sort=False):
             ok = g.sort_values("seed")["full_chain_retained"].to_numpy(dtype=float)
             w = np.convolve(ok, np.ones(100), "valid") / 100
@@ -55,16 +57,19 @@ def main(argv=None) -> int:
         default=0,
         help="also slide a 100-seed window over seeds 0..N (lexical encoder)",
     )
+    ap.add_argument("--scheduler", type=scheduler_arg, default=None, help=SCHEDULER_HELP)
     args = ap.parse_args(argv)
     if args.windows:
-        windows(args.windows)
+        windows(args.windows, args.scheduler)
     ranges = [parse_seeds(s) for s in args.seeds]
-    checks = pd.concat([regime_checks(r) for r in ranges], ignore_index=True)
+    checks = pd.concat(
+        [regime_checks(r, scheduler=args.scheduler) for r in ranges], ignore_index=True
+    )
     write_csv(checks, OUT / "checks.csv")
     print(checks.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     rows = []
     for r in ranges:
-        df = run_protocol(Protocol.load("main").with_(seeds=r))
+        df = run_protocol(Protocol.load("main").with_(seeds=r), scheduler=args.scheduler)
         g = df.groupby(["encoder", "template", "policy"], sort=False)["full_chain_retained"].mean()
         rows += [
             {"seeds": f"{r[0]}:{r[1]}", "encoder": e, "template": t, "policy": p, "retention": v}

@@ -21,6 +21,7 @@ import json
 import math
 import re
 import string
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _json_str
@@ -646,9 +647,10 @@ def embed_store(store: Store, encoder: str = "sentence", progress: bool = True) 
 
 def _retention_task(
     folder: str, encoder: str, template: str, lo: int, hi: int, params: dict
-) -> list[dict]:
-    """Rows for the queries [lo, hi) of one template: the store's edges, costs and embeddings
-    (memory-mapped) under each policy."""
+) -> tuple[list[dict], float]:
+    """Rows for the queries [lo, hi) of one template (the store's edges, costs and embeddings,
+    memory-mapped, under each policy) and the task's own seconds."""
+    t0 = time.perf_counter()
     store = _cached_store(folder)
     emb, qemb = store.embeddings(encoder)
     qs = store.queries[store.queries.template == template].iloc[lo:hi]
@@ -674,7 +676,7 @@ def _retention_task(
                     "c1_rank": int(ret.rank_of(chain[:1])[0]),
                 }
             )
-    return rows
+    return rows, time.perf_counter() - t0
 
 
 _STORES: dict[str, Store] = {}
@@ -710,4 +712,47 @@ def store_retention(
         n = min(queries, int((store.queries.template == t).sum()))
         tasks += [(folder, encoder, t, a, b) for a, b in chunks(0, n, chunk)]
     parts = run_tasks(_retention_task, tasks, scheduler, params, progress)
-    return pd.DataFrame([r for part in parts for r in part])
+    out = pd.DataFrame([r for rows, _ in parts for r in rows])
+    out.attrs["task_seconds"] = [sec for _, sec in parts]  # per task, in task order
+    return out
+
+
+def retention_study(
+    ns: Sequence[int],
+    encoders: Sequence[str],
+    folder,
+    seed: int = 0,
+    queries: int = 100,
+    scheduler=None,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The targets' retention as the store grows: a store per N (made once in `folder`), each
+    encoder's rows beside it, then `store_retention`. Returns (rows, per-task costs)."""
+    rows, costs = [], []
+    for n in ns:
+        d = Path(folder) / f"blocks{n}-seed{seed}"
+        if not (d / "store.jsonl").exists():
+            generate_store(n, d, seed)
+        for enc in encoders:
+            if not (d / f"{enc}.npy").exists():
+                embed_store(read_store(d), enc, progress)
+            df = store_retention(d, enc, queries=queries, scheduler=scheduler, progress=progress)
+            rows.append(df)
+            per_task = len(df) // max(len(df.attrs["task_seconds"]), 1)
+            costs += [
+                {"blocks": n, "encoder": enc, "task": i, "rows": per_task, "seconds": sec}
+                for i, sec in enumerate(df.attrs["task_seconds"])
+            ]
+    return pd.concat(rows, ignore_index=True), pd.DataFrame(costs)
+
+
+def retention_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (blocks, encoder, template, policy): queries, full-chain and c1 retention, median
+    rank of c1 (the chain's first link, the block a similarity ranking loses)."""
+    g = rows.groupby(["blocks", "encoder", "template", "policy"], sort=False)
+    return g.agg(
+        queries=("query", "count"),
+        full_chain=("full_chain_retained", "mean"),
+        c1_kept=("c1_retained", "mean"),
+        c1_median_rank=("c1_rank", "median"),
+    ).reset_index()

@@ -175,27 +175,22 @@ def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def decide(name, sims, scores, order, costs, budget, r=None, pi=None, params=None) -> Retention:
     """A Retention from a ranking: walk `order` under the budget (r and pi default to zeros)."""
-    zeros = np.zeros(len(sims))
-    return Retention(
-        policy=name,
-        sims=sims,
-        r=zeros if r is None else r,
-        pi=zeros if pi is None else pi,
-        scores=scores,
-        head=order,
-        kept=select(order, costs, budget),
-        budget=int(budget),
-        costs=costs,
-        params=params or {},
-    )
+    kept = select(order, costs, budget)
+    return _retention(name, sims, scores, order, kept, costs, budget, r, pi, params, None)
 
 
 def decide_ranked(name, sims, scores, tiebreak, costs, budget, r=None, pi=None, params=None):
     """A Retention that ranks by (scores, tiebreak, store order): fully for small stores, only
     the head the budget walk needs from PARTIAL_FROM blocks on (the same kept set either way)."""
     if len(scores) < PARTIAL_FROM:
-        return decide(name, sims, scores, rank(scores, tiebreak), costs, budget, r, pi, params)
-    head, kept = rank_select_partial(scores, tiebreak, costs, budget)
+        head = rank(scores, tiebreak)
+        kept = select(head, costs, budget)
+    else:
+        head, kept = rank_select_partial(scores, tiebreak, costs, budget)
+    return _retention(name, sims, scores, head, kept, costs, budget, r, pi, params, tiebreak)
+
+
+def _retention(name, sims, scores, head, kept, costs, budget, r, pi, params, tiebreak):
     zeros = np.zeros(len(sims))
     return Retention(
         policy=name,
