@@ -274,17 +274,34 @@ class Layout:
     seed: int
     frame: np.ndarray  # (N,) frame index
     slots: np.ndarray  # (N, MAX_SLOTS) piece ids (EMPTY where unused)
-    name: list  # (N,) block ids
     kind: np.ndarray  # (N,) 0 chain, 1 honeypot, 2 filler
+    template: np.ndarray  # (N,) index into TEMPLATES (fillers: -1)
+    instance: np.ndarray  # (N,) the chain instance (fillers: their own number)
+    link: np.ndarray  # (N,) which chain link or honeypot of its instance
     order: np.ndarray  # order[k] = pre-shuffle index of the block at store position k
     edges: np.ndarray  # (E, 2) store positions, [dependent, prerequisite]
     queries: list  # (id, template, frame, slot pieces, chain pre-shuffle indices)
+
+    def names(self, idx) -> list[str]:
+        """Block ids of pre-shuffle indices: role12.c1, role12.h2, f345."""
+        out = []
+        tnames = list(TEMPLATES)
+        for t, i, k, kind in zip(
+            self.template[idx].tolist(),
+            self.instance[idx].tolist(),
+            self.link[idx].tolist(),
+            self.kind[idx].tolist(),
+            strict=True,
+        ):
+            out.append(f"f{i + 1}" if kind == 2 else f"{tnames[t]}{i}{_MARK[kind]}{k + 1}")
+        return out
 
     def __repr__(self) -> str:
         return f"Layout({self.n} blocks, {len(self.queries)} chains, {len(self.edges)} edges)"
 
 
 KINDS = ("chain", "honeypot", "filler")
+_MARK = (".c", ".h")
 
 
 def counts_per_template(n_blocks: int, per_chain: int = 20) -> dict[str, int]:
@@ -302,9 +319,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
     used = sum(c * (len(TEMPLATES[t].chain) + TEMPLATES[t].n_honeypots) for t, c in counts.items())
     if used > n_blocks:
         raise ValueError(f"{n_blocks} blocks cannot hold the chains and honeypots ({used})")
-    frames, slot_rows, names, kinds, edges_pre, queries = [], [], [], [], [], []
+    frames, slot_rows, edges_pre, queries = [], [], [], []
+    kinds, tmpl, inst_no, links = [], [], [], []
     start = 0
-    for tname, n in counts.items():
+    for t_i, (tname, n) in enumerate(counts.items()):
         if n == 0:
             continue
         t, s = TEMPLATES[tname], Stream(n_blocks, seed, tname)
@@ -327,8 +345,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
         for k, frame in enumerate(t.chain):
             frames.append(np.full(n, FRAME_ID[frame.fmt]))
             slot_rows.append(fill(frame, inst))
-            names += [f"{tname}{i}.c{k + 1}" for i in range(n)]
             kinds.append(np.zeros(n, dtype=np.int8))
+            tmpl.append(np.full(n, t_i, dtype=np.int8))
+            inst_no.append(inst)
+            links.append(np.full(n, k, dtype=np.int8))
         for k in range(len(t.chain) - 1):  # c(k+1) depends on c(k)
             edges_pre.append(np.stack([start + (k + 1) * n + inst, start + k * n + inst], 1))
         pick = np.argsort(s.u64(n * len(t.honeypots)).reshape(n, -1), axis=1, kind="stable")
@@ -342,8 +362,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
                     rows[m] = fill(frame, np.flatnonzero(m))
             frames.append(fr)
             slot_rows.append(rows)
-            names += [f"{tname}{i}.h{j + 1}" for i in range(n)]
             kinds.append(np.ones(n, dtype=np.int8))
+            tmpl.append(np.full(n, t_i, dtype=np.int8))
+            inst_no.append(inst)
+            links.append(np.full(n, j, dtype=np.int8))
         qslots = fill(t.query, inst)
         depth = len(t.chain)
         for i in range(n):
@@ -361,8 +383,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
             fill_rows[m, j] = draws[slot][m]
     frames.append(np.array([FRAME_ID[FILLERS[c].fmt] for c in range(len(FILLERS))])[which])
     slot_rows.append(fill_rows)
-    names += [f"f{i + 1}" for i in range(n_fill)]
     kinds.append(np.full(n_fill, 2, dtype=np.int8))
+    tmpl.append(np.full(n_fill, -1, dtype=np.int8))
+    inst_no.append(np.arange(n_fill))
+    links.append(np.zeros(n_fill, dtype=np.int8))
     order = np.argsort(Stream(n_blocks, seed, "order").u64(n_blocks), kind="stable")
     where = np.empty(n_blocks, dtype=np.int64)
     where[order] = np.arange(n_blocks)
@@ -375,8 +399,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
         seed,
         np.concatenate(frames),
         np.concatenate(slot_rows),
-        names,
         kind,
+        np.concatenate(tmpl),
+        np.concatenate(inst_no),
+        np.concatenate(links),
         order,
         edges,
         queries,
@@ -415,20 +441,38 @@ def _render(frames: np.ndarray, slots: np.ndarray) -> list[str]:
     return out
 
 
-def lexical_rows(frames: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """LexicalEncoder's rows, bit for bit, from frames and slot pieces (float64; cast them).
+def _slot_entries() -> tuple[np.ndarray, np.ndarray]:
+    """(buckets, counts) of the nonzero entries of every piece a slot can hold, padded with
+    zeros to the widest such piece (two or three entries: slot values are short)."""
+    vec = PIECES.vectors
+    slot_pieces = np.unique(np.concatenate([*POOLS.values(), [EMPTY]]))
+    width = max(int((vec[slot_pieces] != 0).sum(1).max()), 1)
+    cols = np.argsort(vec == 0, axis=1, kind="stable")[:, :width]  # nonzero buckets first
+    return cols, np.take_along_axis(vec, cols, axis=1)
 
-    Counts are small integers, so every sum below is exact: the squared norm equals the
-    encoder's, and the division is the encoder's float64 division (a zero row stays zero).
+
+_SLOT_COLS, _SLOT_VALS = _slot_entries()
+
+
+def lexical_rows(frames: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """LexicalEncoder's rows, bit for bit, from frames and slot pieces (float32).
+
+    A row's counts are its frame's (one gather) plus its slot pieces' few nonzero entries;
+    counts are small integers, so the squared norm is exact and the division below is the
+    encoder's float64 division, done only where a count is nonzero, then cast.
     """
     counts = _FRAME_VEC[frames]
+    at = np.arange(len(frames))
     for j in range(slots.shape[1]):
-        counts += PIECES.vectors[slots[:, j]]
-    rows = counts.astype(np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    norms[norms == 0] = 1.0
-    rows /= norms[:, None]
-    return rows
+        for k in range(_SLOT_COLS.shape[1]):  # one (row, bucket) pair per row: no repeats
+            counts[at, _SLOT_COLS[slots[:, j], k]] += _SLOT_VALS[slots[:, j], k]
+    flat = np.flatnonzero(counts)
+    r = flat // LEXICAL_DIM  # the row of each nonzero count
+    v = counts.ravel()[flat].astype(np.float64)
+    norms = np.sqrt(np.bincount(r, weights=v * v, minlength=len(frames)))
+    out = np.zeros(counts.shape, dtype=np.float32)
+    out.ravel()[flat] = v / norms[r]
+    return out
 
 
 def write_store(lay: Layout, out_dir, chunk: int = CHUNK) -> Path:
@@ -456,7 +500,7 @@ def write_store(lay: Layout, out_dir, chunk: int = CHUNK) -> Path:
                 idx = lay.order[a:b]
                 fr, sl = lay.frame[idx], lay.slots[idx]
                 texts = _render(fr, sl)
-                names, kinds = [lay.name[i] for i in idx.tolist()], lay.kind[idx].tolist()
+                names, kinds = lay.names(idx), lay.kind[idx].tolist()
                 fh.write(
                     "".join(
                         f'{{"block": {_json_str(i)}, "text": {_json_str(t)}, "kind": "{KINDS[k]}"}}\n'
@@ -465,23 +509,28 @@ def write_store(lay: Layout, out_dir, chunk: int = CHUNK) -> Path:
                 )
                 emb[a:b] = lexical_rows(fr, sl)
             at = lay.order  # pre-shuffle index at each store position
-            for d, p in lay.edges.tolist():
+            for a, b in chunks(0, len(lay.edges), chunk):
+                deps = lay.names(at[lay.edges[a:b, 0]])
+                pres = lay.names(at[lay.edges[a:b, 1]])
                 fh.write(
-                    f'{{"edge": [{_json_str(lay.name[at[d]])}, {_json_str(lay.name[at[p]])}]}}\n'
+                    "".join(
+                        f'{{"edge": [{_json_str(d)}, {_json_str(p)}]}}\n'
+                        for d, p in zip(deps, pres, strict=True)
+                    )
                 )
             qframes = np.array([q[2] for q in lay.queries], dtype=np.int64)
             qslots = np.array([q[3] for q in lay.queries], dtype=np.int64).reshape(-1, MAX_SLOTS)
             for (qid, tname, _, _, chain), text in zip(
                 lay.queries, _render(qframes, qslots), strict=True
             ):
-                ids = ", ".join(_json_str(lay.name[c]) for c in chain)
+                ids = ", ".join(_json_str(c) for c in lay.names(np.array(chain)))
                 fh.write(
                     f'{{"query": {_json_str(text)}, "id": {_json_str(qid)}, "template": "{tname}", '
                     f'"regime": "{TEMPLATES[tname].regime}", "chain": [{ids}]}}\n'
                 )
         emb.flush()
         del emb
-        qrows = lexical_rows(qframes, qslots).astype(np.float32)
+        qrows = lexical_rows(qframes, qslots)
         with atomic_path(out / "lexical.queries.npy", suffix=".npy") as qnpy:
             np.save(qnpy, qrows)
     return out
