@@ -51,9 +51,10 @@ def test_numpy_backend_matches_transformers_within_1e_6():
 
 
 def test_backends_keep_their_own_disk_cache(tmp_path):
-    assert SentenceEncoder(backend="numpy").cache_name != SentenceEncoder(
-        backend="transformers"
-    ).cache_name
+    assert (
+        SentenceEncoder(backend="numpy").cache_name
+        != SentenceEncoder(backend="transformers").cache_name
+    )
     with pytest.raises(ValueError, match="unknown sentence backend"):
         SentenceEncoder(backend="onnx")
 

@@ -723,6 +723,7 @@ def _retention_task(
                     "full_chain_retained": bool(kept.all()),
                     "c1_retained": bool(kept[0]),
                     "c1_rank": int(ret.rank_of(chain[:1])[0]),
+                    "last_rank": int(ret.rank_of(chain[-1:])[0]),  # the query-facing link
                 }
             )
     return rows, time.perf_counter() - t0
@@ -742,7 +743,7 @@ def _cached_store(folder: str) -> Store:
 def store_retention(
     folder,
     encoder: str = "lexical",
-    templates: Sequence[str] = ("role", "profile"),
+    templates: Sequence[str] = tuple(TEMPLATES),
     queries: int = 100,
     policies: Sequence[str] = ("similarity", "dsgc"),
     multiplier: float = 2.0,
@@ -774,9 +775,10 @@ def retention_study(
     queries: int = 100,
     scheduler=None,
     progress: bool = False,
+    templates: Sequence[str] = tuple(TEMPLATES),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The targets' retention as the store grows: a store per N (made once in `folder`), each
-    encoder's rows beside it, then `store_retention`. Returns (rows, per-task costs)."""
+    """Retention as the store grows: a store per N (made once in `folder`), each encoder's
+    rows beside it, then `store_retention`. Returns (rows, per-task costs)."""
     rows, costs = [], []
     for n in ns:
         d = Path(folder) / f"blocks{n}-seed{seed}"
@@ -785,7 +787,7 @@ def retention_study(
         for enc in encoders:
             if not (d / f"{enc}.npy").exists():
                 embed_store(read_store(d), enc, progress)
-            df = store_retention(d, enc, queries=queries, scheduler=scheduler, progress=progress)
+            df = store_retention(d, enc, templates, queries, scheduler=scheduler, progress=progress)
             rows.append(df)
             per_task = len(df) // max(len(df.attrs["task_seconds"]), 1)
             costs += [
@@ -796,12 +798,14 @@ def retention_study(
 
 
 def retention_summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (blocks, encoder, template, policy): queries, full-chain and c1 retention, median
-    rank of c1 (the chain's first link, the block a similarity ranking loses)."""
-    g = rows.groupby(["blocks", "encoder", "template", "policy"], sort=False)
+    """Per (blocks, encoder, regime, template, policy): queries, full-chain and c1 retention,
+    median ranks of c1 (the first link, which a similarity ranking loses on the targets) and
+    of the last link (the one that names the query's decision)."""
+    g = rows.groupby(["blocks", "encoder", "regime", "template", "policy"], sort=False)
     return g.agg(
         queries=("query", "count"),
         full_chain=("full_chain_retained", "mean"),
         c1_kept=("c1_retained", "mean"),
         c1_median_rank=("c1_rank", "median"),
+        last_median_rank=("last_rank", "median"),
     ).reset_index()

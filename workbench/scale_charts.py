@@ -67,7 +67,7 @@ def memory_chart(mem: pd.DataFrame) -> alt.Chart:
 
 
 def retention_chart(summary: pd.DataFrame) -> alt.FacetChart:
-    """Full-chain retention on the target templates against N, per encoder and policy."""
+    """Full-chain retention against N, per encoder (rows) and regime (columns)."""
     return (
         alt.Chart(summary)
         .mark_line(point=True)
@@ -77,11 +77,11 @@ def retention_chart(summary: pd.DataFrame) -> alt.FacetChart:
             color=alt.Color("policy:N", sort=["similarity", "dsgc"], title="policy"),
             strokeDash=alt.StrokeDash("template:N", title="template"),
         )
-        .properties(width=260, height=200)
-        .facet(column=alt.Column("encoder:N", title=None))
+        .properties(width=260, height=160)
+        .facet(row=alt.Row("encoder:N", title=None), column=alt.Column("regime:N", title=None))
         .properties(
             title=alt.TitleParams(
-                "The one-hop rule on the targets as the store grows (M = 2, lambda = 1)",
+                "The one-hop rule as the store grows (M = 2, lambda = 1)",
                 subtitle="each chain's query over the whole store; budget C = 2L of that chain",
                 anchor="start",
             )
