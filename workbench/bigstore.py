@@ -520,14 +520,18 @@ def write_store(lay: Layout, out_dir, chunk: int = CHUNK) -> Path:
                 )
             qframes = np.array([q[2] for q in lay.queries], dtype=np.int64)
             qslots = np.array([q[3] for q in lay.queries], dtype=np.int64).reshape(-1, MAX_SLOTS)
+            links = [c for q in lay.queries for c in q[4]]
+            names = iter(map(_json_str, lay.names(np.array(links, dtype=np.int64))))
+            lines = []
             for (qid, tname, _, _, chain), text in zip(
                 lay.queries, _render(qframes, qslots), strict=True
             ):
-                ids = ", ".join(_json_str(c) for c in lay.names(np.array(chain)))
-                fh.write(
+                ids = ", ".join(next(names) for _ in chain)
+                lines.append(
                     f'{{"query": {_json_str(text)}, "id": {_json_str(qid)}, "template": "{tname}", '
                     f'"regime": "{TEMPLATES[tname].regime}", "chain": [{ids}]}}\n'
                 )
+            fh.write("".join(lines))
         emb.flush()
         del emb
         qrows = lexical_rows(qframes, qslots)
