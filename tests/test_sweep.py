@@ -118,9 +118,14 @@ def test_recall_grid_on_separate_worker_processes_writes_the_same_bytes(dask_clu
 
 
 @pytest.mark.slow
-def test_calibration_on_a_local_cluster_matches_in_process():
+def test_calibration_on_worker_processes_matches_in_process(dask_cluster):
     from workbench.experiments import regime_checks
 
-    here = regime_checks((0, 12), encoders=("lexical",))
-    there = regime_checks((0, 12), encoders=("lexical",), scheduler="local:2")
+    here = regime_checks((0, 6), encoders=("lexical",))
+    there = regime_checks((0, 6), encoders=("lexical",), scheduler=dask_cluster)
     assert here.to_csv(index=False) == there.to_csv(index=False)
+
+
+@pytest.mark.slow
+def test_a_local_cluster_starts_runs_and_stops():
+    assert run_tasks(pow, [(3, 2), (4, 2)], "local:1", shared=7) == [2, 2]
