@@ -33,7 +33,7 @@ def test_scale_notebook_live_retention(tmp_path):
         for r in bigstore.retention_summary(rows).itertuples()
     }
     assert rec["live_retention"] == want
-    assert len(want) == 2 * 2 * 2  # two stores x two target templates x two policies
+    assert len(want) == 2 * 4 * 2  # two stores x four templates x two policies
     for name in ("scale_step", "scale_memory", "scale_retention"):
         assert (tmp_path / "figures" / f"{name}.svg").stat().st_size > 1000
 

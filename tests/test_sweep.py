@@ -73,12 +73,11 @@ def dask_cluster(tmp_path_factory):
             c.wait_for_workers(2, timeout=120)
         yield address
     finally:
-        for p in reversed(procs):  # workers first, then the scheduler
+        for p in procs[1:] + procs[:1]:  # by pid: the workers first, then the scheduler
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for p in reversed(procs):
             try:
-                p.wait(timeout=30)
+                p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
