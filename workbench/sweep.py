@@ -109,8 +109,12 @@ def run_tasks(
         # a one-item list: scatter would spread a dict's or a list's items as separate data
         shared_ref = client.scatter([shared], broadcast=True)[0] if shared is not None else None
         futures = [client.submit(fn, *task, shared_ref, pure=False) for task in tasks]
-        if progress:
-            _distributed().progress(futures)
+        if progress:  # a text bar in a terminal; in a notebook a widget, returned to be shown
+            bar = _distributed().progress(futures)
+            if bar is not None:
+                from IPython.display import display
+
+                display(bar)
         return client.gather(futures)  # in submission order, whatever order they finished in
 
 
