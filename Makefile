@@ -32,7 +32,7 @@ format: setup
 	cd notebooks && ../$(BIN)/jupytext --sync [0-9][0-9]_*.py
 
 bench: setup
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(ARGS)
 
 explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
