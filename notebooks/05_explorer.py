@@ -19,18 +19,19 @@
 # Pick a template, a seed, an encoder, a policy, the budget multiplier M, lambda, tau and the
 # number of hops. The verdict (was the chain kept; if not, which block was displaced, by which
 # block, by what margin), the score landscape, the ranking table and the semantic valley update
-# together. Run it live with `make explore` (JupyterLab) or `make app` (Voila).
+# together. Run it live with `make explore` (JupyterLab) or `make app` (Voila): "copy link" gives a
+# link that opens the same view, "save" exports the table, the charts and the state, and you can
+# load your own scenario file (the `workbench evaluate` format).
 
 # %%
-from workbench.experiments import write_table
-from workbench.explorer import explorer, ranking_table, snapshot
+from workbench.explorer import explorer, snapshot
 from workbench.notebook import record
 from workbench.trace import Setting, run_setting
 
 # %% tags=["parameters"]
 TEMPLATE = "profile"  # worked | expense | threshold | role | profile
 SEED = 0  # any int from 0 (the slider spans 0-99)
-ENCODER = "lexical"  # lexical | sentence (sentence loads a model once, ~5 s)
+ENCODER = "lexical"  # lexical | sentence (the page loads the sentence model in the background)
 POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
 BUDGET_MULTIPLIER = 2.0  # M in [1, 5]
 LAMBDA = 1.0  # lambda in [0, 3]
@@ -52,15 +53,14 @@ explorer(state)
 # %% [markdown]
 # ## A static snapshot of the starting state
 #
-# The same `update(state)` the widget calls, rendered as text and figures so the notebook keeps
-# checkable outputs (the live widget above needs a running kernel).
+# The starting view as text and figures, so the notebook keeps checkable outputs (the live view
+# above needs a running kernel). The Voila app shows only the live view and writes no file.
 
 # %%
-verdict = snapshot(state, FIGURES_DIR)
+verdict = snapshot(state, FIGURES_DIR, RESULTS_DIR)
 
 # %%
 trace = run_setting(state)
-write_table(ranking_table(trace), f"{RESULTS_DIR}/explorer_ranking.csv")
 record("verdict", verdict)
 record("kept", trace.kept_ids)
 record("chain_ranks", trace.chain_ranks)
