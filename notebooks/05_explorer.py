@@ -16,12 +16,8 @@
 # %% [markdown]
 # # 5. Explorer: for any seed and any setting, which blocks survive, and why?
 #
-# Pick a template, a seed, an encoder, a policy, the budget multiplier M, lambda, tau and the
-# number of hops. The verdict (was the chain kept; if not, which block was displaced, by which
-# block, by what margin), the score landscape, the ranking table and the semantic valley update
-# together. Run it live with `make explore` (JupyterLab) or `make app` (Voila): "copy link" gives a
-# link that opens the same view, "save" exports the table, the charts and the state, and you can
-# load your own scenario file (the `workbench evaluate` format).
+# Move any control: the verdict, the score landscape, the semantic valley and the ranking table
+# change together (how to use it: below the explorer).
 
 # %%
 from workbench.explorer import explorer, snapshot
@@ -44,11 +40,16 @@ RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 # %%
 state = Setting(TEMPLATE, SEED, ENCODER, POLICY, BUDGET_MULTIPLIER, LAMBDA, TAU, HOPS, TOTAL_BLOCKS)
 
-# %% [markdown]
-# ## The live explorer
-
 # %%
 explorer(state)
+
+# %% [markdown]
+# Pick a template (or load your own scenario file in the `workbench evaluate` format), a seed,
+# an encoder, a policy, the budget multiplier M, λ, τ and the number of hops. The verdict says
+# whether the chain was kept and, if not, which block was displaced, by which block, by what
+# margin. "copy link" gives a link that opens this same view; "save" exports the ranking table
+# (CSV), either chart (SVG or PNG) and the state (JSON). Run it live with `make explore`
+# (JupyterLab) or `make app` (Voila).
 
 # %% [markdown]
 # ## A static snapshot of the starting state

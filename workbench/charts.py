@@ -81,12 +81,16 @@ def _landscape_layers(family: str) -> list:
         axis=alt.Axis(labelAngle=-60, labelExpr="ids[datum.value - 1]"),
     )
     comps = list(viewdata.COMPONENTS) if family == "components" else ["score"]
-    opacity = alt.Opacity(
-        "component:N",
-        title="score component",
-        sort=comps,
-        scale=alt.Scale(domain=comps, range=[1.0, 0.45][: len(comps)]),
-        legend=alt.Legend(symbolFillColor="#0072B2") if len(comps) > 1 else None,
+    opacity = (
+        alt.Opacity(
+            "component:N",
+            title="score component",
+            sort=comps,
+            scale=alt.Scale(domain=comps, range=[1.0, 0.45]),
+            legend=alt.Legend(symbolFillColor="#0072B2"),
+        )
+        if len(comps) > 1
+        else alt.value(1.0)  # one component: a one-value opacity scale draws nothing on canvas
     )
     tooltip = [
         alt.Tooltip("id:N"),

@@ -110,19 +110,20 @@ def inactive(setting: Setting, from_file: bool = False) -> dict[str, str]:
     """Controls that cannot change this view, each with the one-line reason the page shows."""
     why = {}
     if setting.policy == "similarity":
-        for k in ("lam", "tau", "hops"):
-            why[k] = "not used: similarity-only ranks by raw cosine"
+        why.update(
+            dict.fromkeys(("lam", "tau", "hops"), "not used by similarity-only (raw cosine)")
+        )
     elif setting.policy == "recency":
-        for k in ("lam", "tau", "hops"):
-            why[k] = "not used: recency ranks by store order"
+        why.update(dict.fromkeys(("lam", "tau", "hops"), "not used by recency (store order)"))
     elif setting.policy == "no-graph":
-        why["lam"] = "fixed at 0: no-graph DSGC is DSGC without propagation"
-        why["hops"] = "not used: nothing propagates when λ = 0"
+        why["lam"] = "fixed at 0 by no-graph DSGC"
+        why["hops"] = "not used: nothing propagates at λ = 0"
     if from_file:
         why["total_blocks"] = "set by the loaded file"
     elif setting.template == WORKED:
-        why["seed"] = "the worked example is one fixed scenario"
-        why["total_blocks"] = "the worked example has 6 blocks"
+        why.update(
+            dict.fromkeys(("seed", "total_blocks"), "fixed: the worked example is one scenario")
+        )
     return why
 
 
@@ -550,14 +551,23 @@ class Explorer(LiveView):
             self.message = "; ".join(self.notes)
 
 
-def explorer(setting: Setting | None = None, url: bool = True, warm: bool = True) -> Explorer:
+def live_frontend() -> bool:
+    """Is a person's page attached to this kernel (Voila, or a JupyterLab session), rather than
+    a batch run (papermill, nbval)? Jupyter Server names the session of the kernels it starts."""
+    return in_voila() or "JPY_SESSION_NAME" in os.environ
+
+
+def explorer(
+    setting: Setting | None = None, url: bool = True, warm: bool | None = None
+) -> Explorer:
     """The live explorer for a setting. Under Voila the page's query string (a shared link)
-    overrides the setting; `warm` loads the sentence model in the background at once."""
+    overrides the setting. `warm` loads the sentence model in the background at once (default:
+    when a page is attached, not in a batch run)."""
     setting = setting or Setting()
     notes: list[str] = []
     if url and in_voila():
         setting, notes = from_query(os.environ.get("QUERY_STRING", ""), setting)
-    return Explorer(setting, notes, warm=warm)
+    return Explorer(setting, notes, warm=live_frontend() if warm is None else warm)
 
 
 # --- a static rendering, for stored notebook outputs --------------------------------------------

@@ -23,12 +23,13 @@ def _round(value, digits: int):
     return value
 
 
-def record(name: str, value, digits: int = 4) -> None:
-    """Record a key number in the notebook's outputs so tests can read it back (scrapbook-style)."""
+def record(name: str, value, digits: int = 4, shown: bool = True) -> None:
+    """Record a key number in the notebook's outputs so tests can read it back (scrapbook-style).
+    shown=False keeps the value out of the visible text (a workshop's answer key)."""
     from IPython.display import display
 
     value = _round(value, digits)
-    text = f"{name} = {json.dumps(value, sort_keys=True)}"
+    text = f"{name} = {json.dumps(value, sort_keys=True)}" if shown else f"({name} recorded)"
     display({RECORD_MIME: {"name": name, "value": value}, "text/plain": text}, raw=True)
 
 

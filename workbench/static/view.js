@@ -100,22 +100,23 @@ const SELECTS = {
 };
 const ORDER = ["template", "scenario", "seed", "total_blocks", "encoder", "policy", "multiplier", "lam", "tau", "hops"];
 const cls = (k) => "wb-control-" + k.replace(/_/g, "-");
+const SHORT = { seed: "seed", total_blocks: "blocks", lam: "λ", tau: "τ", hops: "hops", template: "scenario", encoder: "encoder", policy: "policy", multiplier: "M", scenario: "scenario" };
 
 function controlHTML(k) {
   if (k in SLIDERS) {
     const s = SLIDERS[k];
     return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${s.label}</span>
-      <input type="range" min="${s.min}" max="${s.max}" step="${s.step}"><output></output></label>
-      <div class="wbx-why"></div></div>`;
+      <input type="range" min="${s.min}" max="${s.max}" step="${s.step}"><output></output></label></div>`;
   }
   return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${SELECTS[k]}</span>
-    <select></select></label><div class="wbx-why"></div></div>`;
+    <select></select></label></div>`;
 }
 
 const SKELETON = `
 <div class="wbx">
   <div class="wbx-side">
     <div class="wbx-controls">${ORDER.map(controlHTML).join("")}</div>
+    <div class="wbx-why"></div>
     <div class="wbx-box wbx-files">
       <label class="wbx-upload wb-control-upload"><span>load a scenario file (.jsonl)</span>
         <input type="file" accept=".jsonl,.json,application/json"></label>
@@ -256,6 +257,7 @@ async function renderExplorer({ model, el, host }) {
     const names = ["components", "similarity", "recency", "valley"];
     const built = await Promise.all(names.map((n) => buildView(vegaEmbed, specs[n])));
     views = Object.fromEntries(names.map((n, i) => [n, built[i]]));
+    root.wbViews = views; // for the browser test and the bench
     $(".wbx-valley").appendChild(views.valley.div);
   }
 
@@ -277,8 +279,17 @@ async function renderExplorer({ model, el, host }) {
       const off = !model.get("ready") || !!c.why;
       input.disabled = off;
       box.classList.toggle("wbx-off", off);
-      box.querySelector(".wbx-why").textContent = model.get("ready") ? c.why || "" : "";
+      box.title = c.why || "";
     }
+    // one line per reason: which inactive controls it covers, and why
+    const why = new Map();
+    for (const k of ORDER) {
+      const c = p.controls[k];
+      if (c.shown && c.why) why.set(c.why, [...(why.get(c.why) || []), SHORT[k]]);
+    }
+    $(".wbx-why").innerHTML = model.get("ready")
+      ? [...why].map(([r, ks]) => `<div>${esc(ks.join(", "))}: ${esc(r)}</div>`).join("")
+      : "";
     file.disabled = !model.get("ready");
     $(".wbx-copy").disabled = !p.query;
     $(".wbx-copy").title = p.query ? "a link that opens this exact view" : "a link cannot carry an uploaded file";
