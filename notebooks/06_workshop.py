@@ -32,7 +32,6 @@
 # writes no file, so a whole room can use one checkout.
 
 # %%
-from workbench.explorer import explorer
 from workbench.workshop import Workshop
 
 # %% tags=["parameters"]
@@ -85,10 +84,11 @@ ws.score
 # ## 5. Free exploration (15-30 min)
 #
 # Find a seed where DSGC fails, read its landscape, and explain the failure in one sentence:
-# which block was displaced, by which block, and by what margin? Try the sentence encoder.
+# which block was displaced, by which block, and by what margin? Try the sentence encoder. (The
+# explorer opens on the store of parts 3-4: open it after the reveals.)
 
 # %%
-explorer(ws.hop_state, url=False)
+ws.free_exploration()
 
 # %%
 ws.record_key()

@@ -16,7 +16,7 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -29,7 +29,7 @@ from workbench import viewdata
 from workbench.encoders import ENCODERS, get_encoder
 from workbench.generator import TEMPLATES
 from workbench.io import InputError, atomic_write_text, write_csv
-from workbench.notebook import show_figure, show_table
+from workbench.notebook import record, show_figure, show_table
 from workbench.policies import POLICIES
 from workbench.scenario import Scenario, ScenarioError, load_scenarios
 from workbench.trace import WORKED, Setting, Trace, run_setting, scenario_for, valley_pair
@@ -192,24 +192,39 @@ def from_query(query: str, default: Setting) -> tuple[Setting, list[str]]:
 # --- one view as JSON rows -------------------------------------------------------------------------
 
 
-def payload(
-    setting: Setting, scenario: Scenario | None = None, seq: int = 0, file: str | None = None
-) -> dict:
-    """Everything the page shows for one setting (and optionally a scenario from a file)."""
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded scenario file (by its name) and which of its scenarios is shown."""
+
+    name: str
+    scenarios: tuple[Scenario, ...]
+    index: int = 0
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.scenarios[self.index]
+
+    def __repr__(self) -> str:
+        return f"Upload({self.name}: {len(self.scenarios)} scenarios, showing {self.scenario.id})"
+
+
+def payload(setting: Setting, upload: Upload | None = None, seq: int = 0) -> dict:
+    """Everything the page shows for one setting (on a scenario from a file, if given)."""
+    scenario = upload.scenario if upload is not None else None
     trace = run_setting(setting, scenario)
     before, after = valley_pair(setting, scenario)
     sc = trace.scenario
     table = table_rows(trace)
-    why = inactive(setting, from_file=file is not None)
+    why = inactive(setting, from_file=upload is not None)
     state = {**asdict(setting), "scenario": 0}
-    if file is not None:
-        state.update(template=f"file:{file}", scenario=file_index(scenario, file))
+    if upload is not None:
+        state.update(template=f"file:{upload.name}", scenario=upload.index)
     stem = f"{sc.id}_{setting.encoder}_{setting.policy}".replace("/", "_").replace("=", "")
     return {
         "seq": seq,
         "state": state,
-        "controls": controls(setting, why, file),
-        "query": None if file is not None else to_query(setting),
+        "controls": controls(setting, why, upload),
+        "query": None if upload is not None else to_query(setting),
         "stem": stem,
         "scenario_id": sc.id,
         "verdict": verdict_line(trace),
@@ -224,32 +239,25 @@ def payload(
     }
 
 
-_FILES: dict[str, list[Scenario]] = {}  # uploaded file name -> its scenarios (this kernel)
-
-
-def file_index(scenario: Scenario, file: str) -> int:
-    return [s.id for s in _FILES[file]].index(scenario.id)
-
-
-def controls(setting: Setting, why: dict[str, str], file: str | None) -> dict:
+def controls(setting: Setting, why: dict[str, str], upload: Upload | None) -> dict:
     """What each control shows: its options, whether it is shown, and why it is inactive."""
     templates = [[t, t] for t in TEMPLATE_CHOICES]
-    if file is not None:
-        templates.append([f"file:{file}", f"file: {file}"])
+    if upload is not None:
+        templates.append([f"file:{upload.name}", f"file: {upload.name}"])
     out = {k: {"shown": True, "why": why.get(k, "")} for k in (*QUERY_KEYS, "scenario")}
     out["template"]["options"] = templates
     out["scenario"].update(
-        shown=file is not None,
-        options=[[i, s.id] for i, s in enumerate(_FILES.get(file, []))] if file else [],
+        shown=upload is not None,
+        options=[[i, sc.id] for i, sc in enumerate(upload.scenarios)] if upload else [],
     )
-    out["seed"]["shown"] = file is None
+    out["seed"]["shown"] = upload is None
     out["total_blocks"]["options"] = [[b, str(b)] for b in BLOCKS]
     out["encoder"]["options"] = [[e, e] for e in ENCODERS]
     out["policy"]["options"] = [[p, POLICY_LABELS[p]] for p in POLICIES]
     return out
 
 
-def read_upload(name: str, text: str) -> list[Scenario]:
+def read_upload(name: str, text: str) -> tuple[Scenario, ...]:
     """Scenarios from an uploaded file's text, read exactly as `workbench evaluate` reads a file
     (scenario.load_scenarios); an error names the file (as uploaded), the line and the field."""
     name = Path(name).name or "upload.jsonl"
@@ -263,7 +271,7 @@ def read_upload(name: str, text: str) -> list[Scenario]:
             raise type(e)(e.message, path=name, line=e.line, field=e.field) from None
     if not scenarios:
         raise ScenarioError("no scenarios in the file", path=name)
-    return scenarios
+    return tuple(scenarios)
 
 
 # --- the sentence model, warmed in the background ----------------------------------------------
@@ -419,8 +427,8 @@ class Explorer(LiveView):
     def __init__(self, setting: Setting, notes: list[str] | None = None, warm: bool = True):
         super().__init__(kind="explorer", lib=vega_lib(), specs=specs(), voila=in_voila())
         self.setting = setting
-        self.file: str | None = None  # an uploaded file's name, while one is shown
-        self.index = 0  # which scenario of that file
+        self.upload: Upload | None = None  # the uploaded file shown, if any
+        self.files: dict[str, tuple[Scenario, ...]] = {}  # every file uploaded to this page
         self.notes = notes or []
         self.pending: int | None = None  # a request waiting for the model
         self.on_msg(self._on_msg)
@@ -433,25 +441,23 @@ class Explorer(LiveView):
         return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
 
     # --- state ---
-    def scenario(self) -> Scenario | None:
-        return _FILES[self.file][self.index] if self.file is not None else None
-
     def apply(self, changes: dict) -> None:
         """Apply the page's changes (validated like a URL's); a bad value raises ValueError."""
         changes = dict(changes)
         if "scenario" in changes:
             idx = int(changes.pop("scenario"))
-            if self.file is None or not 0 <= idx < len(_FILES[self.file]):
+            if self.upload is None or not 0 <= idx < len(self.upload.scenarios):
                 raise ValueError(f"no scenario {idx} in the loaded file")
-            self.index = idx
+            self.upload = replace(self.upload, index=idx)
         tpl = changes.get("template")
         if isinstance(tpl, str) and tpl.startswith("file:"):
-            if tpl[5:] not in _FILES:
-                raise ValueError(f"no loaded file {tpl[5:]!r}")
-            self.file, self.index = tpl[5:], 0 if self.file != tpl[5:] else self.index
-            changes.pop("template")
+            name = changes.pop("template")[5:]
+            if name not in self.files:
+                raise ValueError(f"no loaded file {name!r}")
+            if self.upload is None or self.upload.name != name:
+                self.upload = Upload(name, self.files[name])
         elif tpl is not None:
-            self.file = None
+            self.upload = None
         self.setting = self.setting.with_(**{k: checked(k, v) for k, v in changes.items()})
 
     # --- messages from the page ---
@@ -463,10 +469,9 @@ class Explorer(LiveView):
                 self.apply(content.get("changes", {}))
             elif kind == "upload":
                 self.busy = True
-                name = Path(str(content.get("name", ""))).name
-                _FILES[name] = read_upload(name, str(content.get("text", "")))
-                self.apply({"template": f"file:{name}"})
-                self.index = 0
+                name = Path(str(content.get("name", ""))).name or "upload.jsonl"
+                self.files[name] = read_upload(name, str(content.get("text", "")))
+                self.upload = Upload(name, self.files[name])
             elif kind == "export":
                 self.send(self.export(str(content.get("what"))))
                 return self._answer(seq)
@@ -485,7 +490,7 @@ class Explorer(LiveView):
 
     def export(self, what: str) -> dict:
         """A file the page downloads: the ranking table as CSV or the state as JSON."""
-        trace = run_setting(self.setting, self.scenario())
+        trace = run_setting(self.setting, self.upload.scenario if self.upload else None)
         stem = self.payload.get("stem", "explorer")
         if what == "csv":  # the same format as io.write_csv: no index, LF, 4 decimals
             text = ranking_table(trace).to_csv(
@@ -500,8 +505,8 @@ class Explorer(LiveView):
         state = {
             "setting": asdict(self.setting),
             "scenario_id": trace.scenario.id,
-            "file": self.file,
-            "query": None if self.file else to_query(self.setting),
+            "file": self.upload.name if self.upload else None,
+            "query": None if self.upload else to_query(self.setting),
             "verdict": verdict_line(trace),
         }
         text = json.dumps(state, indent=1) + "\n"
@@ -515,7 +520,7 @@ class Explorer(LiveView):
     # --- drawing ---
     def refresh(self, seq: int) -> None:
         """Compute the view for the current state and send it as one message."""
-        s, sc = self.setting, self.scenario()
+        s, sc = self.setting, (self.upload.scenario if self.upload else None)
         if needs_model(s, sc):  # never block the kernel on the model: wait for the warm thread
             self.pending = seq
             with self.hold_sync():
@@ -527,7 +532,7 @@ class Explorer(LiveView):
         ):
             self.busy = True  # encoding new texts takes a moment: say so at once
         try:
-            p = payload(s, sc, seq, self.file)
+            p = payload(s, self.upload, seq)
         except (InputError, ValueError) as e:
             with self.hold_sync():
                 self.error, self.busy = str(e), False
@@ -567,7 +572,9 @@ def explorer(
     notes: list[str] = []
     if url and in_voila():
         setting, notes = from_query(os.environ.get("QUERY_STRING", ""), setting)
-    return Explorer(setting, notes, warm=live_frontend() if warm is None else warm)
+    if warm is None:  # WORKBENCH_WARM=0 turns it off (the browser test's pages never need it)
+        warm = live_frontend() and os.environ.get("WORKBENCH_WARM", "1") != "0"
+    return Explorer(setting, notes, warm=warm)
 
 
 # --- a static rendering, for stored notebook outputs --------------------------------------------
@@ -597,9 +604,10 @@ class BoundSpec:
 
 def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name="explorer"):
     """The starting view as text and figures, for the notebook's stored outputs: the verdict,
-    the ranking table, NAME_landscape / NAME_valley in figures_dir and (given results_dir) the
-    ranking as NAME_ranking.csv. Under Voila it shows and writes nothing: the live view above
-    is the page, and a room of participants must not rewrite the committed files."""
+    the ranking table, NAME_landscape / NAME_valley in figures_dir, (given results_dir) the
+    ranking as NAME_ranking.csv, and the records the tests read (verdict, kept, chain_ranks).
+    Under Voila it shows, records and writes nothing: the live view above is the page, and a
+    room of participants must not rewrite the committed files."""
     trace = run_setting(setting)
     if in_voila():
         return verdict_line(trace)
@@ -615,4 +623,7 @@ def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name=
     show_figure(BoundSpec("valley", p["valley"], width=420), f"{name}_valley", figures_dir)
     if results_dir is not None:
         write_csv(table, Path(results_dir) / f"{name}_ranking.csv")
+    record("verdict", p["verdict"])
+    record("kept", trace.kept_ids)
+    record("chain_ranks", trace.chain_ranks)
     return p["verdict"]

@@ -14,7 +14,7 @@ import html
 import ipywidgets as w
 
 from workbench import viewdata
-from workbench.explorer import ChartView, in_voila, verdict_line
+from workbench.explorer import ChartView, explorer, in_voila, verdict_line
 from workbench.notebook import record
 from workbench.scenario import Scenario
 from workbench.seeds import Draw
@@ -125,7 +125,9 @@ class Part(w.VBox):
         )
         answer, answer_text, children = self._reveal()
         right = None if guess is None else _same(guess, answer)
-        said = "You made no prediction." if guess is None else f"You predicted: {self.labels[guess]}."
+        said = (
+            "You made no prediction." if guess is None else f"You predicted: {self.labels[guess]}."
+        )
         verdict = "" if right is None else (" Right!" if right else " Not this time.")
         self.compare.value = (
             f"<div class='wb-compare-line {'wb-right' if right else 'wb-wrong'}'>"
@@ -391,6 +393,18 @@ class Workshop:
             ("none: not even 3", NONE)
         ]
         return Part("4", q, choices, reveal, self.score)
+
+    def free_exploration(self) -> w.VBox:
+        """Part 5: the explorer, opened on request (on part 3's store: opened earlier, its
+        verdict would give part 3 away)."""
+        button = w.Button(description="Open the explorer").add_class("wb-open-explorer")
+        box = w.VBox([button]).add_class("wb-free")
+
+        def open_explorer(_b=None):
+            box.children = [explorer(self.hop_state, url=False)]
+
+        button.on_click(open_explorer)
+        return box
 
     # --- for the tests (never shown: the stored text says only that a key was recorded) ---
     def record_key(self) -> None:

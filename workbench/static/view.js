@@ -93,7 +93,7 @@ const SLIDERS = {
 };
 const SELECTS = {
   template: "scenario",
-  scenario: "scenario in file",
+  scenario: "from file",
   total_blocks: "total blocks",
   encoder: "encoder",
   policy: "policy",
