@@ -57,4 +57,4 @@ explorer(state)
 # the tests check. The Voila app leaves this part empty and writes no file.
 
 # %%
-snapshot(state, FIGURES_DIR, RESULTS_DIR)
+verdict = snapshot(state, FIGURES_DIR, RESULTS_DIR)

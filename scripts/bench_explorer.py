@@ -46,6 +46,10 @@ PROBE = r"""
 })();
 """
 
+PARTS = """() => { const T = JSON.parse(document.querySelector('.wbx').dataset.wbT);
+  return {'kernel compute': T.kernel, 'input -> payload in page': T.recv - __wb.t0,
+          'vega run': T.vega - T.recv, 'swap': T.swap - T.vega, 'swap -> painted': __wb.paint - T.swap}; }"""
+
 ANSWERED = """v => { const r = document.querySelector('.wbx');
   const t = document.querySelector('.wb-verdict-text');
   return !!r && r.dataset.wbSeq === r.dataset.wbSent && !!t && t.textContent === v; }"""
@@ -198,6 +202,7 @@ def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None)
     for s in {st[-1] for st in steps} | {start}:  # fill the embedding cache (both encoders)
         payload(s)
     samples: dict[tuple[str, str], list[float]] = {}
+    parts: dict[str, list[float]] = {}
     loads = []
     # a copy in a scratch folder: whatever the notebook writes (Lab runs it whole) stays there
     folder = Path(tempfile.mkdtemp(prefix="wb-bench-")) / "notebooks"
@@ -220,12 +225,21 @@ def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None)
                 move(page, how)
                 ms = settle(page, payload(s)["verdict"])
                 samples.setdefault((f"{enc}/{blocks}", label), []).append(ms)
+                t = page.evaluate(PARTS)
+                for part, v in t.items():
+                    parts.setdefault(part, []).append(v)
         if screenshots:
             page.screenshot(path=screenshots)
         offsite = rec.offsite()
         ctx.close()
     log.close()
-    return {"samples": samples, "loads": loads, "offsite": offsite, "errors": rec.errors}
+    return {
+        "samples": samples,
+        "parts": parts,
+        "loads": loads,
+        "offsite": offsite,
+        "errors": rec.errors,
+    }
 
 
 def summary(samples: dict) -> list[tuple[str, str, int, float, float]]:
@@ -264,6 +278,10 @@ def report(where: str, result: dict, load: tuple) -> list[dict]:
                 "passed": ok,
             }
         )
+    print(
+        "  where the time goes (medians, ms): "
+        + "; ".join(f"{k} {statistics.median(v):.0f}" for k, v in result["parts"].items())
+    )
     print(
         f"  requests off the machine: {len(result['offsite'])}; console errors: "
         f"{len(result['errors'])}"

@@ -184,7 +184,7 @@ async function renderExplorer({ model, el, host }) {
   }
   function showBusy() {
     const waiting = answered < sent && !busyTimer;
-    root.classList.toggle("wbx-busy", !!model.get("busy") || waiting || running);
+    root.classList.toggle("wbx-busy", !!model.get("busy") || waiting);
   }
   function onChange(k, value) {
     request({ type: "set", changes: { [k]: value } });
@@ -300,6 +300,7 @@ async function renderExplorer({ model, el, host }) {
   }
 
   async function apply(p) {
+    const T = { recv: performance.now(), kernel: p.kernel_ms };
     await ensureViews();
     const fam = p.land.family;
     const lv = views[fam].view;
@@ -309,6 +310,7 @@ async function renderExplorer({ model, el, host }) {
     lv.width(width($(".wbx-land"), 640));
     vv.width(Math.min(420, width($(".wbx-valley"), 360)));
     await Promise.all([lv.runAsync(), vv.runAsync()]);
+    T.vega = performance.now();
     // --- the swap: one synchronous block from here on, so one frame shows all of it ---
     if (family !== fam) {
       $(".wbx-land").replaceChildren(views[fam].div);
@@ -330,6 +332,8 @@ async function renderExplorer({ model, el, host }) {
     if (p.seq >= sent) setControls(p); // controls follow the kernel unless the user moved on
     else setControls({ ...p, state: { ...p.state, ...currentInputs() } });
     answered = Math.max(answered, p.seq);
+    T.swap = performance.now();
+    root.dataset.wbT = JSON.stringify(T); // where the time went (scripts/bench_explorer.py)
     root.dataset.wbSeq = String(p.seq);
     root.dataset.wbState = p.query || "";
     if (model.get("voila") && p.query) history.replaceState(null, "", location.pathname + "?" + p.query);
