@@ -1,7 +1,7 @@
 """The explorer's speed as a person sees it: real Chromium against Voila (and, with --lab,
 JupyterLab), every control moved from the keyboard or a select, change -> settled view timed in
 the page. `make bench` runs it (scripts/bench.py); alone: python scripts/bench_explorer.py
-[--lab] [--reps N].
+[--lab | --lab-only] [--reps N] [--screenshots DIR].
 
 What is timed: t0 is the input event (a capture listener on the document, before any widget
 code); every DOM change inside the view (verdict, table, charts' container) after t0 stamps the
@@ -100,9 +100,19 @@ def plan():
     return start, steps
 
 
-def move(page, how) -> None:
+STEP = """([sel, up]) => { const i = document.querySelector(sel); __wb.t0 = performance.now();
+  __wb.paint = null; up ? i.stepUp() : i.stepDown();
+  i.dispatchEvent(new Event('input', {bubbles: true}));
+  i.dispatchEvent(new Event('change', {bubbles: true})); }"""
+
+
+def move(page, how, keyboard: bool = True) -> None:
+    """Move a control. JupyterLab moves the keyboard focus to the notebook's active cell, so
+    there a slider is stepped in the page (t0 = just before the step) instead of by a key."""
     kind, control, arg = how
-    if kind == "key":
+    if kind == "key" and not keyboard:
+        page.evaluate(STEP, [f".wb-control-{control} input", arg == "ArrowRight"])
+    elif kind == "key":
         handle = page.locator(f".wb-control-{control} input")
         handle.focus()
         handle.press(arg)
@@ -222,14 +232,19 @@ def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None)
             loads.append((open_voila if where == "voila" else open_lab)(page, url, start))
             page.wait_for_function(ANSWERED, arg=payload(start)["verdict"], timeout=120_000)
             for enc, blocks, label, how, s in steps:
-                move(page, how)
-                ms = settle(page, payload(s)["verdict"])
+                move(page, how, keyboard=where == "voila")
+                try:
+                    ms = settle(page, payload(s)["verdict"])
+                except Exception:
+                    page.screenshot(path=str(folder / "stuck.png"))
+                    raise RuntimeError(f"{where}: no settled view after {label} -> {s}") from None
                 samples.setdefault((f"{enc}/{blocks}", label), []).append(ms)
                 t = page.evaluate(PARTS)
                 for part, v in t.items():
                     parts.setdefault(part, []).append(v)
-        if screenshots:
-            page.screenshot(path=screenshots)
+        if screenshots:  # the page as the run left it (Lab: the file browser sidebar open)
+            page.evaluate("() => document.querySelector('.wbx').scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(Path(screenshots) / f"explorer_{where}_1280x720.png"))
         offsite = rec.offsite()
         ctx.close()
     log.close()
@@ -284,20 +299,22 @@ def report(where: str, result: dict, load: tuple) -> list[dict]:
     )
     print(
         f"  requests off the machine: {len(result['offsite'])}; console errors: "
-        f"{len(result['errors'])}"
+        f"{len(result['errors'])} {result['errors'][:3] if result['errors'] else ''}"
     )
+
     return rows
 
 
-def run(where: str = "voila", reps: int = 1) -> list[dict]:
+def run(where: str = "voila", reps: int = 1, screenshots: str | None = None) -> list[dict]:
     before = os.getloadavg()[0]
-    result = measure(where, reps)
+    result = measure(where, reps, screenshots)
     return report(where, result, (before, os.getloadavg()[0]))
 
 
 if __name__ == "__main__":
     reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 1
-    rows = run("voila", reps)
-    if "--lab" in sys.argv:
-        rows += run("lab", reps)
+    shots = sys.argv[sys.argv.index("--screenshots") + 1] if "--screenshots" in sys.argv else None
+    rows = [] if "--lab-only" in sys.argv else run("voila", reps, shots)
+    if "--lab" in sys.argv or "--lab-only" in sys.argv:
+        rows += run("lab", reps, shots)
     sys.exit(0 if all(r["passed"] for r in rows) else 1)

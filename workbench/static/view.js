@@ -162,6 +162,7 @@ async function renderExplorer({ model, el, host }) {
   el.classList.add("wb-explorer");
   const root = h(SKELETON);
   root.dataset.wbSent = "0";
+  root.dataset.lmSuppressShortcuts = "true"; // JupyterLab: arrow keys move a slider, not the cell
   el.appendChild(root);
   const $ = (s) => root.querySelector(s);
   const ctl = (k) => root.querySelector(`.wbx-ctl[data-key="${k}"]`);
@@ -216,8 +217,9 @@ async function renderExplorer({ model, el, host }) {
   $(".wbx-copy").addEventListener("click", async () => {
     const p = model.get("payload");
     if (!p || !p.query) return;
-    const base = model.get("link_base");
-    const page = base ? new URL(base, location.origin + "/").href : location.origin + location.pathname;
+    // Voila: this page. JupyterLab: the same notebook rendered by Voila's server extension.
+    const lab = location.pathname.match(/^(.*?)\/(?:lab|doc)(?:\/workspaces\/[^/]+)?\/tree\/(.*)$/);
+    const page = location.origin + (lab ? `${lab[1]}/voila/render/${lab[2]}` : location.pathname);
     const link = page + "?" + p.query;
     const box = $(".wbx-link");
     box.innerHTML = `<input type="text" readonly aria-label="link to this view">`;
