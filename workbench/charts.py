@@ -457,29 +457,6 @@ def sweep(
     )
 
 
-def rescue_curve(frame: pd.DataFrame, x: str, x_title: str, title: str) -> alt.Chart:
-    """Workshop: does the chain survive as one knob moves? One step line of 0/1 per setting."""
-    data = frame.assign(kept=frame["full_chain_retained"].astype(int))
-    xs = sorted(data[x].unique())
-    chart = (
-        alt.Chart(data)
-        .mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=60, filled=True))
-        .encode(
-            x=alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(values=xs, format="~g")),
-            y=alt.Y(
-                "kept:Q",
-                title="full chain kept (1 = yes)",
-                scale=alt.Scale(domain=[-0.1, 1.1]),
-                axis=alt.Axis(values=[0, 1]),
-            ),
-            color=alt.Color("label:N", title="setting"),
-            tooltip=["label", x, "kept", "displaced_text"],
-        )
-        .properties(width=320, height=160, title=title)
-    )
-    return _config(chart)
-
-
 # --- beyond the paper (notebook 10): retention with bootstrap intervals ------------------------
 
 HOP_COLORS = {"0": "#D55E00", "1": "#56B4E9", "2": "#0072B2", "3": "#004C80", "4": "#00263F"}
