@@ -23,6 +23,7 @@ FLOOR = {
     "workbench.encoders",
     "workbench.handles",
     "workbench.stats",
+    "workbench.options",
 }
 
 
