@@ -35,7 +35,10 @@ def _format(path, fmt: str) -> str:
         return "workbench"  # JSONL (several values), or unreadable: the span reader says which
     if isinstance(obj, dict) and {"id", "turn", "role", "text"} <= set(obj):
         return "workbench"  # a one-span window
-    return L.detect(obj)
+    try:
+        return L.detect(obj)
+    except L.LogError as e:  # neither a window nor a log: name the file
+        raise L.LogError(e.message, path=path, field=e.field) from None
 
 
 def _print_json(obj) -> None:
