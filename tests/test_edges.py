@@ -337,7 +337,7 @@ def test_bad_output_paths_are_usage_errors(scen, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cases = [
         (["evaluate", scen, "--out", "adir"], "is a folder"),
-        (["evaluate", scen, "--out", ""], "is a folder"),
+        (["evaluate", scen, "--out", ""], "is empty"),
         (["evaluate", scen, "--out", "."], "is a folder"),
         (["evaluate", scen, "--out", "afile/x.jsonl"], "it is a file, not a folder"),
         (["suite", "main", "--seeds", "0:1", "--out", "afile"], "exists and is not a folder"),

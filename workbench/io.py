@@ -120,8 +120,10 @@ def _not_a_folder(path: Path) -> Path | None:
 def check_output_file(path: str | os.PathLike) -> Path:
     """Raise OutputError if `path` cannot become a file (it is a folder, or under a file)."""
     p = Path(path)
-    if str(path).strip() == "" or p.is_dir():
-        raise OutputError("is a folder (or empty); give a file name", path=path)
+    if str(path).strip() == "":
+        raise OutputError("is empty; give a file name", path=path)
+    if p.is_dir():
+        raise OutputError("is a folder; give a file name", path=path)
     bad = _not_a_folder(p)
     if bad is not None:
         raise OutputError(f"cannot write under {bad}: it is a file, not a folder", path=path)
@@ -355,21 +357,33 @@ def write_csv_set(
 MAX_JSON_DEPTH = 100  # deeper JSON is an error (Python's parser would hit its recursion limit)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = "a string holds a lone surrogate (\\ud800-\\udfff), which is not text"
 
 
-class _Rejected(ValueError):
-    pass
+class _NotANumber:
+    """Stands in for NaN, Infinity or an overflowing number while parsing, so the error can
+    name the field that holds it."""
+
+    def __init__(self, what: str):
+        self.what = what
 
 
-def _no_constant(name: str):
-    raise _Rejected(f"{name} is not a JSON number")
+def _hooks(found: list):
+    """parse_constant / parse_float that turn NaN, Infinity and overflowing numbers into
+    markers (noted in `found`) instead of floats that are not JSON."""
 
+    def constant(name: str) -> _NotANumber:
+        found.append(name)
+        return _NotANumber(f"{name} is not a JSON number")
 
-def _finite_float(text: str) -> float:
-    v = float(text)
-    if not math.isfinite(v):
-        raise _Rejected(f"number {text[:20]} is out of range")
-    return v
+    def number(text: str):
+        v = float(text)
+        if math.isfinite(v):
+            return v
+        found.append(text)
+        return _NotANumber(f"number {text[:20]} is out of range")
+
+    return constant, number
 
 
 def _depth(text: str) -> int:
@@ -384,16 +398,19 @@ def _depth(text: str) -> int:
     return int(np.cumsum(step).max())
 
 
-def _bad_string(obj, where: str = "") -> str | None:
-    """The field path of the first string (or key) that is not valid Unicode (a lone surrogate)."""
-    stack = [(obj, where)]
+def _bad_value(obj) -> tuple[str, str] | None:
+    """(field path, what is wrong) of the first value that is not JSON: a NaN/Infinity marker,
+    or a string (or key) that is not valid Unicode (a lone surrogate)."""
+    stack = [(obj, "")]
     while stack:
         o, w = stack.pop()
+        if isinstance(o, _NotANumber):
+            return w or "(top level)", o.what
         if isinstance(o, str):
             try:
                 o.encode("utf-8")
             except UnicodeEncodeError:
-                return w or "(top level)"
+                return w or "(top level)", _SURROGATE
         elif isinstance(o, list):
             stack += [(v, f"{w}[{i}]") for i, v in reversed(list(enumerate(o)))]
         elif isinstance(o, dict):
@@ -402,7 +419,7 @@ def _bad_string(obj, where: str = "") -> str | None:
                 try:
                     k.encode("utf-8")
                 except UnicodeEncodeError:
-                    return f"{kw!r} (the key)"
+                    return f"{kw!r} (the key)", _SURROGATE
                 stack.append((v, kw))
     return None
 
@@ -411,13 +428,13 @@ def parse_json(text: str, error: type[InputError] = InputError, path=None, line=
     """Parse one JSON text strictly: depth <= MAX_JSON_DEPTH, no NaN/Infinity, no over-long
     numbers, no lone surrogates; anything else raises `error` naming path, line (and field)."""
     too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    found: list = []
+    constant, number = _hooks(found)
     try:
-        obj = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        obj = json.loads(text, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as e:
         at = f"column {e.colno}" if line is not None else f"line {e.lineno} column {e.colno}"
         raise error(f"invalid JSON ({e.msg} at {at})", path=path, line=line) from None
-    except _Rejected as e:
-        raise error(f"invalid JSON ({e})", path=path, line=line) from None
     except RecursionError:  # deeper than the parser goes (about 1000 levels)
         raise error(too_deep, path=path, line=line) from None
     except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
@@ -427,15 +444,10 @@ def parse_json(text: str, error: type[InputError] = InputError, path=None, line=
         raise error(f"invalid JSON ({msg})", path=path, line=line) from None
     if _depth(text) > MAX_JSON_DEPTH:  # valid JSON, so the string-skipping scan is exact
         raise error(too_deep, path=path, line=line)
-    if _SURROGATE_ESCAPE.search(text):
-        bad = _bad_string(obj)
+    if found or _SURROGATE_ESCAPE.search(text):  # find the value and name its field
+        bad = _bad_value(obj)
         if bad is not None:
-            raise error(
-                "a string holds a lone surrogate (\\ud800-\\udfff), which is not text",
-                path=path,
-                line=line,
-                field=bad,
-            )
+            raise error(bad[1], path=path, line=line, field=bad[0])
     return obj
 
 
