@@ -368,22 +368,26 @@ class _NotANumber:
         self.what = what
 
 
-def _hooks(found: list):
-    """parse_constant / parse_float that turn NaN, Infinity and overflowing numbers into
-    markers (noted in `found`) instead of floats that are not JSON."""
+_not_numbers = 0  # how many _NotANumber markers the decoder below has made (only grows)
 
-    def constant(name: str) -> _NotANumber:
-        found.append(name)
-        return _NotANumber(f"{name} is not a JSON number")
 
-    def number(text: str):
-        v = float(text)
-        if math.isfinite(v):
-            return v
-        found.append(text)
-        return _NotANumber(f"number {text[:20]} is out of range")
+def _constant(name: str) -> _NotANumber:
+    global _not_numbers
+    _not_numbers += 1
+    return _NotANumber(f"{name} is not a JSON number")
 
-    return constant, number
+
+def _number(text: str):
+    global _not_numbers
+    v = float(text)
+    if math.isfinite(v):
+        return v
+    _not_numbers += 1
+    return _NotANumber(f"number {text[:20]} is out of range")
+
+
+# one decoder, built once (json.loads with hooks would build one per call)
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_number)
 
 
 def _depth(text: str) -> int:
@@ -428,10 +432,9 @@ def parse_json(text: str, error: type[InputError] = InputError, path=None, line=
     """Parse one JSON text strictly: depth <= MAX_JSON_DEPTH, no NaN/Infinity, no over-long
     numbers, no lone surrogates; anything else raises `error` naming path, line (and field)."""
     too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    found: list = []
-    constant, number = _hooks(found)
+    before = _not_numbers
     try:
-        obj = json.loads(text, parse_constant=constant, parse_float=number)
+        obj = _DECODER.decode(text)
     except json.JSONDecodeError as e:
         at = f"column {e.colno}" if line is not None else f"line {e.lineno} column {e.colno}"
         raise error(f"invalid JSON ({e.msg} at {at})", path=path, line=line) from None
@@ -444,7 +447,9 @@ def parse_json(text: str, error: type[InputError] = InputError, path=None, line=
         raise error(f"invalid JSON ({msg})", path=path, line=line) from None
     if _depth(text) > MAX_JSON_DEPTH:  # valid JSON, so the string-skipping scan is exact
         raise error(too_deep, path=path, line=line)
-    if found or _SURROGATE_ESCAPE.search(text):  # find the value and name its field
+    if _not_numbers != before or (
+        ("\\ud" in text or "\\uD" in text) and _SURROGATE_ESCAPE.search(text)
+    ):  # NaN, Infinity, 1e999 or a lone surrogate: find the value and name its field
         bad = _bad_value(obj)
         if bad is not None:
             raise error(bad[1], path=path, line=line, field=bad[0])
@@ -485,17 +490,21 @@ def read_lines(path: str | os.PathLike, error: type[InputError] = InputError):
     path = str(path)
     with _open(path, error) as fh:
         lineno = 0
-        while True:
-            try:
-                raw = fh.readline()
-            except OSError as e:
-                raise error(f"cannot read: {e.strerror}", path=path, line=lineno + 1) from None
-            if not raw:
-                return
-            lineno += 1
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            yield lineno, _decode(raw, error, path, lineno)
+        try:
+            for raw in fh:
+                lineno += 1
+                if lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff", b"\xef\xbb"):
+                    if raw.startswith(b"\xef\xbb\xbf"):
+                        raw = raw[3:]
+                    else:
+                        _decode(raw, error, path, lineno)  # names the UTF-16 file
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = _decode(raw, error, path, lineno)  # raises, naming the line
+                yield lineno, text
+        except OSError as e:
+            raise error(f"cannot read: {e.strerror}", path=path, line=lineno + 1) from None
 
 
 def read_json(path: str | os.PathLike, error: type[InputError] = InputError):
