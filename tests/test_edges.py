@@ -134,9 +134,6 @@ BAD_OTHERS = [
     (["recall", "sweep", "--Ks", "2,0", "--out", "x"], "--Ks", "each value must be"),
     (["suite", "main", "--encoders", "lexical,nope", "--out", "x"], "--encoders", "unknown"),
     (["generate", "role", "--seeds", "0:1", "--blocks", "-1", "--out", "x"], "--blocks", "from 1"),
-    (["induce", "s.jsonl", "--method", "knn", "--k", "0", "--out", "x"], "--k", "from 1"),
-    (["induce", "s.jsonl", "--threshold", "nan", "--out", "x"], "--threshold", "[-1, 1]"),
-    (["induce", "s.jsonl", "--definition", "(a)(b)", "--out", "x"], "--definition", "needs 1"),
 ]
 
 

@@ -32,7 +32,7 @@ from workbench.induce import (
     with_induced,
 )
 from workbench.io import InputError, write_jsonl
-from workbench.options import names, number, out_dir, out_file, regex
+from workbench.options import names, number, out_dir, out_file
 from workbench.policies import POLICIES, make_policy
 from workbench.recall import cli as recall_cli
 from workbench.reproduce import NotebookFailed, parse_value, reproduce
@@ -187,13 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("scenarios")
     i.add_argument("--method", choices=METHODS, default="handles")
     i.add_argument("--encoder", choices=ENCODERS, default="lexical", help="knn: the embeddings")
-    i.add_argument("--k", type=number("k"), default=KNN_K, help="knn: neighbours per block")
-    i.add_argument("--threshold", type=number("cosine"), default=None, help="knn: least cosine")
+    i.add_argument("--k", type=int, default=KNN_K, help="knn: neighbours per block")
+    i.add_argument("--threshold", type=float, default=None, help="knn: least cosine")
     i.add_argument("--direction", choices=DIRECTIONS, default="query", help="knn: who depends")
-    i.add_argument("--handle", type=regex((0, 1)), help="handles: regex of an identifier")
-    i.add_argument(
-        "--definition", type=regex((1,)), help="handles: regex, group 1 = the identifier"
-    )
+    i.add_argument("--handle", default=None, help="handles: regex of an identifier")
+    i.add_argument("--definition", default=None, help="handles: regex, group 1 = the identifier")
     i.add_argument("--out", type=out_file, required=True)
     i.set_defaults(func=cmd_induce)
 

@@ -75,6 +75,7 @@ SUMMARY_KEYS = (
     "budget_multiplier",
     "lambda",
     "hops",
+    "delta",
     "drop",
     "spurious",
 )

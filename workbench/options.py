@@ -42,7 +42,6 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "seed": (0, 2**63 - 1, False, True),
     "recall_density": (0.0, 1.0, False, False),  # distractor share of a stream, below 1
     "floor": (-1e6, 1e6, False, False),  # the closure gate's eviction-margin floor: finite
-    "cosine": (-1.0, 1.0, False, False),  # a similarity threshold (induce --threshold)
 }
 _OPEN_HIGH = {"recall_density"}  # ranges whose high end is excluded too
 

@@ -282,7 +282,7 @@ def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
 
 def dumps(s: Scenario) -> str:
     """One scenario as one JSON line (stable key order, no trailing spaces)."""
-    return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+    return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
 def save_scenarios(scenarios: Iterable[Scenario], path: str | os.PathLike) -> None:
