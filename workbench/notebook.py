@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -12,8 +13,8 @@ RECORD_MIME = "application/vnd.workbench.record+json"
 
 
 def _round(value, digits: int):
-    if isinstance(value, float):
-        return round(value, digits)
+    if isinstance(value, float):  # NaN / inf are not JSON: a record holds null instead
+        return round(value, digits) if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): _round(v, digits) for k, v in value.items()}
     if isinstance(value, list | tuple):
