@@ -91,7 +91,7 @@ def test_upload_errors_are_the_cli_errors(tmp_path, capsys, monkeypatch):
         assert str(e.value).startswith(f"{name}: line")
         assert cli(["evaluate", name, "--out", "o.jsonl"]) == 2
         assert str(e.value) in capsys.readouterr().err
-    with pytest.raises(ScenarioError, match="no scenarios"):
+    with pytest.raises(ScenarioError, match="empty.jsonl: the file holds no records"):
         ex.read_upload("empty.jsonl", "\n")
 
 
@@ -125,8 +125,11 @@ def test_widget_messages_change_the_state_and_answer_each_request(tmp_path):
     assert json.loads(sent[1]["text"])["query"] == ex.to_query(view.setting)
 
 
-def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch):
+def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch, tmp_path):
     """No model load in this test: the warm-up is replaced, then reports a failure."""
+    # A cache directory of its own gives a fresh, unloaded encoder even when an earlier test in
+    # this process loaded the sentence model.
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
     started = []
     monkeypatch.setattr(ex.WARMUP, "start", started.append)
     s = Setting(template="role", seed=61, encoder="sentence")
