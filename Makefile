@@ -37,11 +37,9 @@ bench: setup
 explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
 
-# Voila takes one notebook or one folder: serve the folder and open the two pages below.
+# Voila serves notebooks/ offline (the package's `wb` template, no CDN); it prints the two pages.
 app: setup
-	@echo ">> explorer: http://127.0.0.1:$(PORT)/voila/render/05_explorer.ipynb"
-	@echo ">> workshop: http://127.0.0.1:$(PORT)/voila/render/06_workshop.ipynb"
-	$(BIN)/voila --Voila.ip=127.0.0.1 --port=$(PORT) --no-browser notebooks/
+	$(BIN)/python -m workbench.app --port $(PORT) notebooks
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

@@ -16,21 +16,17 @@
 # %% [markdown]
 # # 5. Explorer: for any seed and any setting, which blocks survive, and why?
 #
-# Pick a template, a seed, an encoder, a policy, the budget multiplier M, lambda, tau and the
-# number of hops. The verdict (was the chain kept; if not, which block was displaced, by which
-# block, by what margin), the score landscape, the ranking table and the semantic valley update
-# together. Run it live with `make explore` (JupyterLab) or `make app` (Voila).
+# Move any control: the verdict, the score landscape, the semantic valley and the ranking table
+# change together (how to use it: below the explorer).
 
 # %%
-from workbench.experiments import write_table
-from workbench.explorer import explorer, ranking_table, snapshot
-from workbench.notebook import record
-from workbench.trace import Setting, run_setting
+from workbench.explorer import explorer, snapshot
+from workbench.trace import Setting
 
 # %% tags=["parameters"]
 TEMPLATE = "profile"  # worked | expense | threshold | role | profile
 SEED = 0  # any int from 0 (the slider spans 0-99)
-ENCODER = "lexical"  # lexical | sentence (sentence loads a model once, ~5 s)
+ENCODER = "lexical"  # lexical | sentence (the page loads the sentence model in the background)
 POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
 BUDGET_MULTIPLIER = 2.0  # M in [1, 5]
 LAMBDA = 1.0  # lambda in [0, 3]
@@ -43,24 +39,22 @@ RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 # %%
 state = Setting(TEMPLATE, SEED, ENCODER, POLICY, BUDGET_MULTIPLIER, LAMBDA, TAU, HOPS, TOTAL_BLOCKS)
 
-# %% [markdown]
-# ## The live explorer
-
 # %%
 explorer(state)
 
 # %% [markdown]
-# ## A static snapshot of the starting state
+# Pick a template (or load your own scenario file in the `workbench evaluate` format), a seed,
+# an encoder, a policy, the budget multiplier M, λ, τ and the number of hops. The verdict says
+# whether the chain was kept and, if not, which block was displaced, by which block, by what
+# margin. "copy link" gives a link that opens this same view; "save" exports the ranking table
+# (CSV), either chart (SVG or PNG) and the state (JSON). Run it live with `make explore`
+# (JupyterLab) or `make app` (Voila).
+
+# %% [markdown]
+# ## The starting view, stored
 #
-# The same `update(state)` the widget calls, rendered as text and figures so the notebook keeps
-# checkable outputs (the live widget above needs a running kernel).
+# The starting state as text and figures (the live view needs a running kernel), with the numbers
+# the tests check. The Voila app leaves this part empty and writes no file.
 
 # %%
-verdict = snapshot(state, FIGURES_DIR)
-
-# %%
-trace = run_setting(state)
-write_table(ranking_table(trace), f"{RESULTS_DIR}/explorer_ranking.csv")
-record("verdict", verdict)
-record("kept", trace.kept_ids)
-record("chain_ranks", trace.chain_ranks)
+verdict = snapshot(state, FIGURES_DIR, RESULTS_DIR)

@@ -1,37 +1,37 @@
-"""The explorer in a real browser: Voila serves notebooks/05_explorer.ipynb on 127.0.0.1, headless
-Chromium moves the seed and lambda sliders, and the page must show exactly what
-`explorer.update` computes for the new state."""
+"""The explorer and the workshop in a real browser: one Voila server (served the way `make app`
+serves a room) and one headless Chromium for the module. Every explorer control is moved and the
+page must show exactly what the library computes for the new state; a good and a bad scenario
+file are loaded; a copied link opens the same view; the exports are checked; the workshop is
+played end to end. Every request the browser makes and every console error is recorded: none
+may leave the machine, none may be an error."""
 
 from __future__ import annotations
 
-import ast
+import json
 import os
+import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
+import threading
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from workbench.explorer import table_cells, update
-from workbench.trace import Setting
+from workbench.app import Recorder, chromium, serve
+from workbench.cli import main as cli
+from workbench.explorer import Upload, payload, ranking_table, read_upload, to_query
+from workbench.generator import generate
+from workbench.scenario import save_scenarios
+from workbench.trace import Setting, run_setting
+from workbench.workshop import LAMBDAS, Workshop, neutral_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "05_explorer.ipynb"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT_MS = 90_000
+NOTEBOOKS = ROOT / "notebooks"
+TIMEOUT_MS = 120_000
+ANSWERED = """v => { const r = document.querySelector('.wbx');
+  const t = r && r.querySelector('.wb-verdict-text');
+  return !!t && r.dataset.wbSeq === r.dataset.wbSent && t.textContent === v; }"""
 
 
 def chromium_path() -> str:
@@ -44,149 +44,244 @@ def chromium_path() -> str:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """Voila serving notebooks/ (the explorer and the workshop write no file under Voila)."""
+    log = tmp_path_factory.mktemp("voila") / "voila.log"
+    env = dict(os.environ, WORKBENCH_WARM="0")  # the test's pages never need the model loaded
+    try:
+        with serve(NOTEBOOKS, env=env, log=log) as url:
+            yield url
+    except RuntimeError as e:
+        pytest.fail(f"{e}\n{log.read_text()}")
 
 
-def notebook_state() -> Setting:
-    """The explorer's starting state, read from the notebook's parameters cell."""
-    import papermill as pm
+@pytest.fixture(scope="module")
+def browser(app):
+    from playwright.sync_api import sync_playwright
 
-    p = {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NOTEBOOK)).items()}
-    return Setting(
-        p["TEMPLATE"],
-        p["SEED"],
-        p["ENCODER"],
-        p["POLICY"],
-        p["BUDGET_MULTIPLIER"],
-        p["LAMBDA"],
-        p["TAU"],
-        p["HOPS"],
-        p["TOTAL_BLOCKS"],
-    )
+    with sync_playwright() as p:
+        ctx = chromium(p, chromium_path(), viewport=(1280, 720))
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.rstrip("/"))
+        rec = Recorder(ctx)
+        yield ctx, rec
+        ctx.close()
 
 
-@pytest.fixture
-def voila(request, tmp_path):
-    """Voila serving the explorer on a free local port; terminated when the test ends."""
-    port = free_port()
-    log = open(tmp_path / "voila.log", "w")
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "voila"),
-            str(NOTEBOOK),
-            f"--port={port}",
-            "--no-browser",
-            "--Voila.ip=127.0.0.1",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-    def stop():
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-    request.addfinalizer(stop)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"voila exited early:\n{(tmp_path / 'voila.log').read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        pytest.fail("voila did not start listening within 60 s")
-    return f"http://127.0.0.1:{port}/"
+def open_explorer(browser, app, query: str = ""):
+    ctx, _ = browser
+    page = ctx.new_page()
+    page.goto(f"{app}voila/render/05_explorer.ipynb{query}", timeout=TIMEOUT_MS)
+    page.wait_for_selector(".wbx[data-wb-seq]", timeout=TIMEOUT_MS)
+    return page
 
 
-def page_view(page) -> tuple[str, list[list[str]]]:
-    verdict = page.inner_text(".wb-verdict").strip()
+def shown(page) -> tuple[str, list[list[str]]]:
+    verdict = page.inner_text(".wb-verdict-text")
     rows = page.eval_on_selector_all(
-        ".wb-ranking table tr",
-        "rows => rows.map(r => Array.from(r.children).map(c => c.textContent))",
+        ".wb-ranking table tr", "rs => rs.map(r => Array.from(r.children).map(c => c.textContent))"
     )
     return verdict, rows
 
 
-def expected(state: Setting) -> tuple[str, list[list[str]]]:
-    table, _, _, verdict = update(state)
-    return verdict, table_cells(table)
+def expect(page, setting: Setting, upload: Upload | None = None) -> dict:
+    """Wait until the page answered every request and shows `setting`; compare verdict and
+    every cell of the ranking table with the library's."""
+    want = payload(setting, upload)
+    page.wait_for_function(ANSWERED, arg=want["verdict"], timeout=TIMEOUT_MS)
+    assert shown(page) == (want["verdict"], [want["table"]["cols"], *want["table"]["rows"]])
+    return want
 
 
-def settled_view(page, want, timeout_s: float = TIMEOUT_MS / 1000):
-    """The page's (verdict, ranking rows) once they equal `want`, or the last seen on timeout.
-
-    Widget updates reach the page one message at a time, so a read between two of them can
-    see the new verdict beside the old table; poll until the whole view has settled."""
-    deadline = time.monotonic() + timeout_s
-    view = page_view(page)
-    while view != want and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
-        view = page_view(page)
-    return view
-
-
-def wait_for_verdict(page, verdict: str):
-    page.wait_for_function(
-        "v => { const e = document.querySelector('.wb-verdict');"
-        " return e && e.innerText.trim() === v; }",
-        arg=verdict,
-        timeout=TIMEOUT_MS,
-    )
-
-
-def nudge(page, control: str, key: str, times: int = 1):
-    handle = page.locator(f".wb-control-{control} .noUi-handle")
-    handle.focus()
+def key(page, control: str, k: str, times: int = 1) -> None:
+    handle = page.locator(f".wb-control-{control} input")
     for _ in range(times):
-        handle.press(key)
+        handle.focus()
+        handle.press(k)
 
 
-def test_explorer_sliders_drive_ranking_and_verdict(voila, tmp_path):
-    from playwright.sync_api import sync_playwright
+def pick(page, control: str, value) -> None:
+    page.select_option(f".wb-control-{control} select", value=str(value))
 
-    start = notebook_state()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1200})
-            page.goto(voila, timeout=TIMEOUT_MS)
-            page.wait_for_selector(".wb-verdict .wb-verdict-text", timeout=TIMEOUT_MS)
 
-            verdict0, rows0 = settled_view(page, expected(start))
-            assert (verdict0, rows0) == expected(start)
+def disabled(page, control: str) -> bool:
+    return page.locator(f".wb-control-{control} input, .wb-control-{control} select").is_disabled()
 
-            # seed slider one step right: a new scenario, a new ranking
-            seeded = start.with_(seed=start.seed + 1)
-            nudge(page, "seed", "ArrowRight")
-            wait_for_verdict(page, expected(seeded)[0])
-            verdict1, rows1 = settled_view(page, expected(seeded))
-            assert (verdict1, rows1) == expected(seeded)
-            assert verdict1 != verdict0 and rows1 != rows0
 
-            # lambda slider two steps left (step 0.25): same scenario, new scores
-            lowered = seeded.with_(lam=start.lam - 0.5)
-            nudge(page, "lam", "ArrowLeft", times=2)
-            wait_for_verdict(page, expected(lowered)[0])
-            verdict2, rows2 = settled_view(page, expected(lowered))
-            assert (verdict2, rows2) == expected(lowered)
-            assert rows2 != rows1  # the I column moves with lambda
+@pytest.mark.sentence
+def test_explorer_every_control_upload_share_export(app, browser, tmp_path, capsys, monkeypatch):
+    s = Setting()  # the notebook's parameters are the Setting defaults
+    final = s.with_(seed=2, total_blocks=50, template="role", multiplier=2.25, lam=0.5, tau=0.3)
+    final = final.with_(hops=2, encoder="sentence")
+    # the sentence embeddings the page will show, computed while the page loads (this fills the
+    # disk cache the page's kernel reads, so neither side waits for the other)
+    warm = threading.Thread(target=payload, args=(final,))
+    warm.start()
+    page = open_explorer(browser, app)
+    expect(page, s)
+    assert not disabled(page, "lam")
 
-            page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
-            keep = os.environ.get("WORKBENCH_SCREENSHOT")
-            if keep:
-                page.screenshot(path=keep, full_page=True)
-        finally:
-            browser.close()
-    assert (tmp_path / "explorer.png").stat().st_size > 10_000
+    moves = [
+        (lambda: key(page, "seed", "ArrowRight", 2), {"seed": s.seed + 2}),
+        (lambda: pick(page, "total-blocks", 50), {"total_blocks": 50}),
+        (lambda: pick(page, "template", "role"), {"template": "role"}),
+        (lambda: key(page, "multiplier", "ArrowRight"), {"multiplier": 2.25}),
+        (lambda: key(page, "lam", "ArrowLeft", 2), {"lam": 0.5}),
+        (lambda: key(page, "tau", "ArrowRight"), {"tau": 0.3}),
+        (lambda: key(page, "hops", "ArrowRight"), {"hops": 2}),
+        (lambda: pick(page, "policy", "similarity"), {"policy": "similarity"}),
+    ]
+    for move, change in moves:
+        move()
+        s = s.with_(**change)
+        expect(page, s)
+    # similarity-only: lambda, tau and hops do nothing, so they are disabled and say why
+    assert all(disabled(page, c) for c in ("lam", "tau", "hops"))
+    assert "not used by similarity-only" in page.inner_text(".wbx-why")
+    pick(page, "policy", "no-graph")
+    s = s.with_(policy="no-graph")
+    expect(page, s)
+    assert disabled(page, "lam") and not disabled(page, "tau")
+    pick(page, "policy", "dsgc")
+    s = s.with_(policy="dsgc")
+    expect(page, s)
+    assert page.inner_text(".wbx-why").strip() == ""
+
+    # a good scenario file: its first scenario, then the second picked by id
+    good = tmp_path / "mine.jsonl"
+    save_scenarios([generate("profile", 3), generate("expense", 4)], good)
+    page.set_input_files(".wb-control-upload input", str(good))
+    mine = Upload(good.name, read_upload(good.name, good.read_text()))
+    expect(page, s, mine)
+    assert not page.locator(".wb-control-scenario").is_hidden()
+    assert disabled(page, "total-blocks") and "set by the loaded file" in page.inner_text(
+        ".wbx-why"
+    )
+    assert page.locator(".wbx-copy").is_disabled()  # a link cannot carry an uploaded file
+    pick(page, "scenario", 1)
+    second = Upload(good.name, mine.scenarios, 1)
+    expect(page, s, second)
+
+    # a bad file: the page shows the error `workbench evaluate` prints for it, keeps its view
+    bad = tmp_path / "bad.jsonl"
+    lines = good.read_text().splitlines()
+    bad.write_text(lines[0] + "\n" + lines[1].replace('"query":', '"query" ', 1) + "\n")
+    page.set_input_files(".wb-control-upload input", str(bad))
+    page.wait_for_function(
+        "() => document.querySelector('.wbx-err').textContent.length > 0", timeout=TIMEOUT_MS
+    )
+    shown_error = page.inner_text(".wbx-err")
+    monkeypatch.chdir(tmp_path)
+    assert cli(["evaluate", bad.name, "--out", "out.jsonl"]) != 0
+    assert shown_error.startswith("bad.jsonl: line 2: ")
+    assert shown_error in capsys.readouterr().err
+    assert shown(page)[0] == payload(s, second)["verdict"]
+
+    # back to a generated scenario, then the sentence encoder (embeddings cached above)
+    pick(page, "template", "role")
+    expect(page, s)
+    warm.join()
+    pick(page, "encoder", "sentence")
+    s = s.with_(encoder="sentence")
+    assert s == final
+    expect(page, s)
+    assert page.inner_text(".wbx-err") == ""
+    screenshots(page, "explorer")
+
+    # a copied link opens the same view in a new page (Voila reads it as QUERY_STRING)
+    page.click(".wbx-copy")
+    link = page.locator(".wbx-link input").input_value()
+    assert link.startswith(app) and link.endswith("?" + to_query(s))
+    assert page.url.endswith("?" + to_query(s))  # the address bar follows the view too
+    other = open_explorer(browser, app, "?" + link.split("?", 1)[1])
+    expect(other, s)
+    assert shown(other) == shown(page)
+    other.close()
+
+    # exports: the ranking table (CSV), a chart (SVG) and the state (JSON)
+    with page.expect_download() as dl:
+        page.click("[data-export=csv]")
+    want = ranking_table(run_setting(s)).to_csv(
+        index=False, float_format="%.4f", lineterminator="\n"
+    )
+    assert Path(dl.value.path()).read_text() == want
+    with page.expect_download() as dl:
+        page.click("[data-export='landscape.svg']")
+    svg = Path(dl.value.path()).read_text()
+    assert svg.startswith("<svg") and "Score landscape: role/seed=2/blocks=50" in svg
+    with page.expect_download() as dl:
+        page.click("[data-export=json]")
+    state = json.loads(Path(dl.value.path()).read_text())
+    assert state["setting"] == asdict(s) and state["query"] == to_query(s)
+    page.close()
+
+
+def test_workshop_predict_reveal_score(app, browser):
+    ws = Workshop()  # the notebook's parameters are the Workshop defaults
+    ctx, _ = browser
+    page = ctx.new_page()
+    page.goto(f"{app}voila/render/06_workshop.ipynb", timeout=TIMEOUT_MS)
+    page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+
+    # before any reveal: neutral ids only, and no answer anywhere in the page
+    text = page.inner_text("body")
+    assert not re.search(r"\b[chf]\d+\b", text), "a real block id gives a kind away"
+    assert "evicted" not in " ".join(page.locator(".wb-part").all_inner_texts())
+    assert "Score: 0 of 0" in page.inner_text(".wb-score")
+
+    sim = run_setting(ws.state, policy="similarity")
+    names = neutral_ids(sim.scenario)
+    right1 = names[sim.displaced[0]]
+    reveal(page, "1", right1)
+    assert f"evicted {right1} (= {sim.displaced[0]})" in page.inner_text(".wb-part-1 .wb-compare")
+    assert "Right!" in page.inner_text(".wb-part-1 .wb-compare")
+    page.wait_for_selector(".wb-part-1 .wb-answer [data-wb-drawn]", timeout=TIMEOUT_MS)
+
+    rescue = next(lam for lam in LAMBDAS if run_setting(ws.state, lam=lam).full_chain_retained)
+    wrong = next(lam for lam in LAMBDAS if lam != rescue)
+    reveal(page, "2", f"λ = {wrong:g}")
+    compare = page.inner_text(".wb-part-2 .wb-compare")
+    assert f"smallest λ that keeps the whole chain is {rescue:g}" in compare
+    assert "Not this time" in compare
+
+    hop = run_setting(ws.hop_state)
+    hop_names = neutral_ids(hop.scenario)
+    reveal(page, "3", hop_names[hop.displaced[0]])
+    assert "Right!" in page.inner_text(".wb-part-3 .wb-compare")
+    best = next(h for h in (1, 2, 3) if run_setting(ws.hop_state, hops=h).full_chain_retained)
+    reveal(page, "4", f"{best} hop{'s' if best > 1 else ''}")
+    assert f"{best} hops keep the chain" in page.inner_text(".wb-part-4 .wb-compare")
+    assert "Score: 3 of 4 predictions right" in page.inner_text(".wb-score")
+    # a reveal locks the prediction: the score cannot be gamed
+    assert page.locator(".wb-part-1 .wb-predict select").is_disabled()
+    page.click(".wb-open-explorer")  # part 5: free exploration, opened after the reveals
+    page.wait_for_function(ANSWERED, arg=payload(ws.hop_state)["verdict"], timeout=TIMEOUT_MS)
+    screenshots(page, "workshop", scroll_to=".wb-part-1 .wb-compare")
+    page.close()
+
+
+def reveal(page, part: str, label: str) -> None:
+    page.select_option(f".wb-part-{part} .wb-predict select", label=label)
+    page.click(f".wb-part-{part} button.wb-reveal")
+    page.wait_for_selector(f".wb-part-{part} .wb-compare-line", timeout=TIMEOUT_MS)
+
+
+def screenshots(page, name: str, scroll_to: str | None = None) -> None:
+    """With WORKBENCH_SCREENSHOTS=DIR: NAME_1280x720.png and NAME_1600x1200.png of the page."""
+    folder = os.environ.get("WORKBENCH_SCREENSHOTS")
+    if not folder:
+        return
+    for w, h in ((1280, 720), (1600, 1200)):
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_timeout(600)  # the charts refit to the new width (ResizeObserver)
+        if scroll_to:
+            page.locator(scroll_to).scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(folder) / f"{name}_{w}x{h}.png"))
+
+
+def test_nothing_left_the_machine_and_no_console_error(browser):
+    """Runs last: every request of every page above stayed on 127.0.0.1; no console error."""
+    _, rec = browser
+    assert len(rec.requests) > 50  # the pages really loaded (scripts, websockets, ...)
+    assert rec.offsite() == []
+    assert rec.errors == []

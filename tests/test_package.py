@@ -24,6 +24,7 @@ FLOOR = {
     "workbench.handles",
     "workbench.stats",
     "workbench.sweep",
+    "workbench.options",
 }
 
 

@@ -8,9 +8,9 @@ the same blue in every figure, a honeypot the same vermillion and a filler the s
 from __future__ import annotations
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
+from workbench import viewdata
 from workbench.trace import Trace
 
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies
@@ -57,84 +57,62 @@ def _config(chart):
 
 
 # --- per-run charts --------------------------------------------------------------------------
+#
+# One spec per chart, fed by name: the layers read named datasets (viewdata.landscape_data /
+# valley_data) and params (ymax, ids, chain, head, sub). A static figure binds one run's rows
+# into the spec; the live explorer builds the spec once in the browser and swaps the rows.
 
-
-def first_evicted(trace: Trace) -> int | None:
-    """Rank (1-based) of the first block the budgeted walk had to drop: the budget cutoff."""
-    kept = trace.retention.kept[trace.retention.order]
-    if kept.all():
-        return None
-    return int(np.argmin(kept)) + 1
+LANDSCAPE_Y = {
+    "components": "retention score I = r + λ·π",
+    "similarity": "cosine similarity to the query",
+    "recency": "recency score (newest block = 1)",
+}
+STATUS_SHAPES = ("circle", "diamond", "cross")
 
 
 def score_axis_title(trace: Trace) -> str:
-    if trace.policy in ("dsgc", "no-graph"):
-        return "retention score I = r + λ·π"
-    if trace.policy == "recency":
-        return "recency score (newest block = 1)"
-    return "cosine similarity to the query"
+    return LANDSCAPE_Y[viewdata.family(trace.policy)]
 
 
-def landscape_frame(trace: Trace) -> pd.DataFrame:
-    """Long form of every block's score: one row per (block, component), in ranking order."""
-    f = trace.frame()
-    lam = float(trace.retention.params.get("lambda", 0.0))
-    if trace.policy in ("dsgc", "no-graph"):
-        parts = [("r: query relevance", f["r"]), ("λ·π: propagated support", lam * f["pi"])]
-    else:
-        parts = [("score", f["I"])]
-    rows = []
-    for order, (name, values) in enumerate(parts):
-        part = f[["id", "kind", "rank", "cost", "sim", "r", "pi", "I", "kept"]].copy()
-        part["component"], part["value"], part["order"] = name, values.to_numpy(), order
-        rows.append(part)
-    out = pd.concat(rows, ignore_index=True)
-    out["status"] = np.where(out["kept"], "kept", "evicted")
-    return out
-
-
-def landscape(trace: Trace, title: str | None = None) -> alt.Chart:
-    """Every block ranked by score: bars coloured by kind, r and λ·π stacked, the budget cutoff
-    as a dashed rule, kept/evicted markers on top, the displaced block and its displacer named."""
-    data = landscape_frame(trace)
-    ids = trace.ranking
-    top = data.groupby("id", sort=False)["I"].first().to_dict()
-    ymax = max(float(max(top.values())), 1e-9)
+def _landscape_layers(family: str) -> list:
     x = alt.X(
-        "id:N",
-        sort=ids,
+        "rank:O",
         title="block, in ranking order (best first)",
-        axis=alt.Axis(labelAngle=-60),
+        axis=alt.Axis(labelAngle=-60, labelExpr="ids[datum.value - 1]"),
     )
-    components = list(dict.fromkeys(data["component"]))
-    opacity = alt.Opacity(
-        "component:N",
-        title="score component",
-        scale=alt.Scale(domain=components, range=[1.0, 0.45][: len(components)]),
-        sort=components,
-        legend=alt.Legend(symbolFillColor="#0072B2") if len(components) > 1 else None,
+    comps = list(viewdata.COMPONENTS) if family == "components" else ["score"]
+    opacity = (
+        alt.Opacity(
+            "component:N",
+            title="score component",
+            sort=comps,
+            scale=alt.Scale(domain=comps, range=[1.0, 0.45]),
+            legend=alt.Legend(symbolFillColor="#0072B2"),
+        )
+        if len(comps) > 1
+        else alt.value(1.0)  # one component: a one-value opacity scale draws nothing on canvas
     )
     tooltip = [
-        "id",
-        "kind",
-        "rank",
-        "cost",
+        alt.Tooltip("id:N"),
+        alt.Tooltip("kind:N"),
+        alt.Tooltip("rank:Q"),
+        alt.Tooltip("cost:Q"),
         alt.Tooltip("sim:Q", format=".3f"),
         alt.Tooltip("r:Q", format=".4f"),
         alt.Tooltip("pi:Q", format=".4f"),
         alt.Tooltip("I:Q", format=".4f"),
-        "status",
+        alt.Tooltip("status:N"),
     ]
     bars = (
-        alt.Chart(data)
+        alt.Chart(alt.NamedData("land"))
         .mark_bar()
         .encode(
             x=x,
             y=alt.Y(
                 "value:Q",
                 stack="zero",
-                title=score_axis_title(trace),
-                scale=alt.Scale(domain=[0, ymax * 1.45]),
+                title=LANDSCAPE_Y[family],
+                scale=alt.Scale(domainMin=0, domainMax=alt.ExprRef("ymax")),
             ),
             color=alt.Color("kind:N", title="block kind", scale=_kind_scale()),
             opacity=opacity,
@@ -142,127 +120,49 @@ def landscape(trace: Trace, title: str | None = None) -> alt.Chart:
             tooltip=tooltip,
         )
     )
-    marks = pd.DataFrame(
-        {
-            "id": ids,
-            "I": [top[i] for i in ids],
-            "status": [
-                "kept" if k else "evicted" for k in trace.retention.kept[trace.retention.order]
-            ],
-        }
-    )
-    marks["y"] = marks["I"] + ymax * 0.04
     status = (
-        alt.Chart(marks)
+        alt.Chart(alt.NamedData("marks"))
         .mark_point(size=40, filled=True, color="black")
         .encode(
             x=x,
-            y="y:Q",
+            y=alt.Y("y:Q"),
             shape=alt.Shape(
                 "status:N",
                 title="after the budgeted walk",
-                scale=alt.Scale(domain=["kept", "evicted"], range=["circle", "cross"]),
+                scale=alt.Scale(domain=list(viewdata.STATUSES), range=list(STATUS_SHAPES)),
             ),
         )
     )
-    layers = [bars, status]
-    cut = first_evicted(trace)
-    if cut is not None:
-        rule = pd.DataFrame(
-            {
-                "id": [ids[cut - 1]],
-                "label": [f"← budget cutoff: C = {trace.retention.budget} tokens"],
-            }
-        )
-        layers.append(
-            alt.Chart(rule)
-            .mark_rule(xOffset=-STEP / 2, strokeDash=[6, 3], color="black", strokeWidth=1.5)
-            .encode(x=x)
-        )
-        layers.append(
-            alt.Chart(rule)
-            .mark_text(xOffset=-STEP / 2 + 5, align="left", baseline="top", fontSize=11)
-            .encode(x=x, y=alt.value(2), text="label:N")
-        )
-    notes = []
-    if trace.displaced:
-        d = trace.displaced[0]
-        notes.append((d, f"displaced {d}"))
-        if trace.top_non_chain is not None and trace.margin is not None:
-            notes.append((trace.top_non_chain, f"displacer (+{trace.margin:.3f})"))
-    if notes:
-        ann = pd.DataFrame({"id": [n[0] for n in notes], "label": [n[1] for n in notes]})
-        ann["y"] = [top[i] + ymax * 0.09 for i in ann["id"]]
-        layers.append(
-            alt.Chart(ann)
-            .mark_text(angle=300, align="left", baseline="middle", fontSize=11, fontWeight="bold")
-            .encode(x=x, y="y:Q", text="label:N")
-        )
-    sc = trace.scenario
-    head = title or f"Score landscape: {sc.id}, {trace.encoder} encoder, {trace.policy}"
-    chart = alt.layer(*layers).properties(
-        width=alt.Step(STEP),
-        height=300,
-        title=alt.TitleParams(head, subtitle=_wrap(trace.verdict().split(": ", 1)[-1])),
+    edge = alt.X("rank:O", bandPosition=0)  # the rule sits on the left edge of the cut block
+    rule = (
+        alt.Chart(alt.NamedData("cut"))
+        .mark_rule(strokeDash=[6, 3], color="black", strokeWidth=1.5)
+        .encode(x=edge)
     )
-    return _config(chart)
+    rule_text = (
+        alt.Chart(alt.NamedData("cut"))
+        .mark_text(align="left", baseline="top", fontSize=11, dx=5)
+        .encode(x=edge, y=alt.value(2), text="label:N")
+    )
+    notes = (
+        alt.Chart(alt.NamedData("notes"))
+        .mark_text(angle=300, align="left", baseline="middle", fontSize=11, fontWeight="bold")
+        .encode(x=x, y="y:Q", text="label:N")
+    )
+    return [bars, status, rule, rule_text, notes]
 
 
-def _wrap(text: str, width: int = 110) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for w in words:
-        if line and len(line) + len(w) + 1 > width:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    return [*lines, line] if line else lines
-
-
-def valley_frame(before: Trace, after: Trace) -> pd.DataFrame:
-    """The chain blocks' scores under two runs (no propagation, then propagation), chain order."""
-    rows = []
-    for label, t in (("before: r (λ = 0)", before), ("after: I = r + λ·π", after)):
-        pos = t.scenario.index()
-        for k, c in enumerate(t.scenario.chain):
-            i = pos[c]
-            rows.append(
-                {
-                    "series": label,
-                    "block": c,
-                    "step": k,
-                    "sim": float(t.retention.sims[i]),
-                    "score": float(t.retention.scores[i]),
-                    "rank": t.chain_ranks[c],
-                    "status": "kept" if t.retention.kept[i] else "evicted",
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def cutoff_score(trace: Trace) -> float | None:
-    """The score of the first block the walk dropped (None when everything was kept)."""
-    cut = first_evicted(trace)
-    if cut is None:
-        return None
-    return float(trace.retention.scores[trace.retention.order[cut - 1]])
-
-
-def valley(before: Trace, after: Trace, title: str | None = None) -> alt.Chart:
-    """The semantic valley: chain scores c1 -> c2 -> c3 before and after propagation, each run's
-    budget cutoff as a dashed line; filled points were kept, hollow squares evicted."""
-    data = valley_frame(before, after)
-    series = list(dict.fromkeys(data["series"]))
-    palette = alt.Scale(domain=series, range=["#7F7F7F", "#0072B2"])
+def _valley_layers() -> list:
+    series = list(viewdata.VALLEY_SERIES)
+    palette = alt.Scale(domain=series, range=list(viewdata.VALLEY_COLORS))
     color = alt.Color("series:N", title="run", sort=series, scale=palette)
-    quiet = color  # one shared legend: vega-lite drops it if any layer says legend=None
     x = alt.X(
-        "block:N",
-        sort=list(before.scenario.chain),
+        "step:O",
         title="chain block (each depends on the one before it)",
-        axis=alt.Axis(labelAngle=0),
+        axis=alt.Axis(labelAngle=0, labelExpr="chain[datum.value]"),
     )
     y = alt.Y("score:Q", title="retention score (r before, I after)")
+    data = alt.NamedData("valley")
     line = (
         alt.Chart(data)
         .mark_line(strokeWidth=2)
@@ -284,7 +184,7 @@ def valley(before: Trace, after: Trace, title: str | None = None) -> alt.Chart:
         .encode(
             x=x,
             y=y,
-            color=quiet,
+            color=color,
             stroke=alt.Stroke("series:N", sort=series, scale=palette, title="run"),
             fillOpacity=alt.condition("datum.status == 'kept'", alt.value(1.0), alt.value(0.0)),
             shape=alt.Shape(
@@ -296,63 +196,116 @@ def valley(before: Trace, after: Trace, title: str | None = None) -> alt.Chart:
                 ),
             ),
             tooltip=[
-                "series",
-                "block",
+                alt.Tooltip("series:N"),
+                alt.Tooltip("block:N"),
                 alt.Tooltip("sim:Q", format=".3f"),
                 alt.Tooltip("score:Q", format=".4f"),
-                "rank",
-                "status",
+                alt.Tooltip("rank:Q"),
+                alt.Tooltip("status:N"),
             ],
         )
     )
-    data["label"] = [f"rank {r}" for r in data["rank"]]
     labels = [
-        alt.Chart(data[data.series == s])
+        alt.Chart(data)
+        .transform_filter(f"datum.series == '{s}'")
         .mark_text(dx=dx, align=align, fontSize=10)
-        .encode(x=x, y=y, color=quiet, text="label:N")
+        .encode(x=x, y=y, color=color, text="label:N")
         for s, dx, align in ((series[0], -12, "right"), (series[1], 12, "left"))
     ]
-    layers = [line, points, *labels]
-    cuts = [(s, cutoff_score(t)) for s, t in zip(series, (before, after), strict=True)]
-    cuts = [(s, c) for s, c in cuts if c is not None]
-    ccolor = quiet
-    if len(cuts) == 2 and abs(cuts[0][1] - cuts[1][1]) < 1e-12:
-        cuts = [(series[1], cuts[0][1], "budget cutoff (same block in both runs)")]
-        ccolor = alt.value("#333333")
-    else:
-        cuts = [(s, c, f"budget cutoff, {s.split(':')[0]}") for s, c in cuts]
-    if cuts:
-        cdf = pd.DataFrame(cuts, columns=["series", "score", "label"])
-        cdf["x"] = [4 if s == series[0] and len(cdf) > 1 else 376 for s in cdf["series"]]
-        cdf["align"] = ["left" if x < 100 else "right" for x in cdf["x"]]
-        layers.append(
-            alt.Chart(cdf)
-            .mark_rule(strokeDash=[3, 3], strokeWidth=1.2)
-            .encode(y="score:Q", color=ccolor)
-        )
-        for align in ("left", "right"):  # before-run label on the left, after-run on the right
-            part = cdf[cdf["align"] == align]
-            if len(part):
-                layers.append(
-                    alt.Chart(part)
-                    .mark_text(align=align, baseline="bottom", dy=-2, fontSize=10)
-                    .encode(x=alt.X("x:Q", scale=None), y="score:Q", text="label:N", color=ccolor)
-                )
-    sc = after.scenario
-    head = title or f"Semantic valley: {sc.id}, {after.encoder} encoder"
-    sims = ", ".join(f"{r.block} {r.sim:.2f}" for r in data[data.series == series[0]].itertuples())
-    chart = alt.layer(*layers).properties(
-        width=380,
-        height=260,
-        title=alt.TitleParams(
-            head,
-            subtitle=[
-                f"cosine to the query: {sims}",
-                "dashed line: budget cutoff (score of the first block the budgeted walk dropped)",
-            ],
-        ),
+    cuts = alt.NamedData("vcut")
+    ccolor = alt.Color("color:N", scale=None)
+    rule = (
+        alt.Chart(cuts)
+        .mark_rule(strokeDash=[3, 3], strokeWidth=1.2)
+        .encode(y="score:Q", color=ccolor)
     )
+    texts = [
+        alt.Chart(cuts)
+        .transform_filter(f"datum.align == '{align}'")
+        .mark_text(align=align, baseline="bottom", dy=-2, fontSize=10)
+        .encode(x=alt.value(alt.ExprRef(xpos)), y="score:Q", text="label:N", color=ccolor)
+        for align, xpos in (("left", "4"), ("right", "width - 4"))
+    ]
+    return [line, points, *labels, rule, *texts]
+
+
+def _rescue_layers() -> list:
+    return [
+        alt.Chart(alt.NamedData("rescue"))
+        .mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=60, filled=True))
+        .encode(
+            x=alt.X("x:Q", title="propagation weight λ", axis=alt.Axis(format="~g")),
+            y=alt.Y(
+                "kept:Q",
+                title="full chain kept (1 = yes)",
+                scale=alt.Scale(domain=[-0.1, 1.1]),
+                axis=alt.Axis(values=[0, 1]),
+            ),
+            color=alt.Color("label:N", title="setting"),
+            tooltip=[
+                alt.Tooltip("label:N"),
+                alt.Tooltip("x:Q", title="λ"),
+                alt.Tooltip("kept:Q"),
+                alt.Tooltip("evicted:N"),
+            ],
+        )
+    ]
+
+
+LIVE = {  # spec name -> (layers, params, width, height)
+    **{f: (lambda f=f: _landscape_layers(f), ("ymax", "ids"), 640, 210) for f in LANDSCAPE_Y},
+    "valley": (_valley_layers, ("chain",), 340, 170),
+    "rescue": (_rescue_layers, (), 320, 140),
+}
+PARAM_DEFAULTS = {"ymax": 1.0, "ids": [], "chain": [], "head": "", "sub": []}
+
+
+def _bound(name: str, data: dict, width, height: int, title: str | None = None) -> alt.LayerChart:
+    """One run's rows bound into a spec: a static chart (for figures and notebooks)."""
+    build, params, _, _ = LIVE[name]
+    sets = {k: v for k, v in data.items() if k not in ("head", "sub", *params)}
+    chart = (
+        alt.layer(*build())
+        .add_params(*[alt.param(name=p, value=data[p]) for p in params])
+        .properties(
+            width=width,
+            height=height,
+            title=alt.TitleParams(title or data["head"], subtitle=data["sub"]),
+        )
+    )
+    chart.datasets = sets
     return _config(chart)
+
+
+def landscape(trace: Trace, title: str | None = None) -> alt.LayerChart:
+    """Every block ranked by score: bars coloured by kind, r and λ·π stacked, the budget cutoff
+    as a dashed rule, kept / kept-past-the-cutoff / evicted markers on top, the displaced block
+    and its displacer named."""
+    data = viewdata.landscape_data(trace)
+    return _bound(viewdata.family(trace.policy), data, alt.Step(STEP), 300, title)
+
+
+def valley(before: Trace, after: Trace, title: str | None = None) -> alt.LayerChart:
+    """The semantic valley: chain scores c1 -> c2 -> c3 before and after propagation, each run's
+    budget cutoff as a dashed line; filled points were kept, hollow squares evicted."""
+    return _bound("valley", viewdata.valley_data(before, after), 380, 260, title)
+
+
+def live_specs() -> dict:
+    """The vega-lite specs the browser builds once (workbench/static/specs.json is this, saved
+    by scripts/build_static.py): data by name, params as signals, width fitted by the page."""
+    out = {}
+    for name, (build, params, width, height) in LIVE.items():
+        chart = alt.layer(*build()).add_params(
+            *[alt.param(name=p, value=PARAM_DEFAULTS[p]) for p in (*params, "head", "sub")]
+        )
+        spec = _config(chart.properties(width=width, height=height)).to_dict(validate=False)
+        spec["title"] = {"text": {"expr": "head"}, "subtitle": {"expr": "sub"}}
+        spec["autosize"] = {"type": "fit-x", "contains": "padding"}
+        if name == "valley":
+            spec["config"]["legend"] = {**spec["config"].get("legend", {}), "orient": "bottom"}
+        out[name] = spec
+    return out
 
 
 # --- suite charts ----------------------------------------------------------------------------
@@ -502,29 +455,6 @@ def sweep(
             )
         )
     )
-
-
-def rescue_curve(frame: pd.DataFrame, x: str, x_title: str, title: str) -> alt.Chart:
-    """Workshop: does the chain survive as one knob moves? One step line of 0/1 per setting."""
-    data = frame.assign(kept=frame["full_chain_retained"].astype(int))
-    xs = sorted(data[x].unique())
-    chart = (
-        alt.Chart(data)
-        .mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=60, filled=True))
-        .encode(
-            x=alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(values=xs, format="~g")),
-            y=alt.Y(
-                "kept:Q",
-                title="full chain kept (1 = yes)",
-                scale=alt.Scale(domain=[-0.1, 1.1]),
-                axis=alt.Axis(values=[0, 1]),
-            ),
-            color=alt.Color("label:N", title="setting"),
-            tooltip=["label", x, "kept", "displaced_text"],
-        )
-        .properties(width=320, height=160, title=title)
-    )
-    return _config(chart)
 
 
 # --- beyond the paper (notebook 10): retention with bootstrap intervals ------------------------

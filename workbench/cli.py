@@ -1,12 +1,19 @@
 """The `workbench` command: generate, evaluate, suite, reproduce, closure, recall.
 
-One parser tree and one error handler: bad input or a bad option is one line on stderr and
-exit code 2; a check that fails (`closure check`) exits 1; success exits 0.
+One parser tree and one error handler (`main`). Exit codes:
+  0    success
+  1    a check that fails (`closure check` finds an orphan; a notebook fails in `reproduce`)
+  2    a usage error (argparse: the option and its allowed range are named) or bad input or
+       output: one line on stderr naming the file (and line and field where there is one)
+  70   an internal error (a bug: one line; WORKBENCH_DEBUG=1 shows the traceback)
+  130  interrupted (Ctrl-C); atomic writers leave the old outputs whole
+No traceback reaches the user.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from workbench.closure import cli as closure_cli
@@ -25,6 +32,7 @@ from workbench.induce import (
     with_induced,
 )
 from workbench.io import InputError, write_jsonl
+from workbench.options import names, number, out_dir, out_file
 from workbench.policies import POLICIES, make_policy
 from workbench.recall import cli as recall_cli
 from workbench.reproduce import NotebookFailed, parse_value, reproduce
@@ -36,7 +44,10 @@ from workbench.trace import Trace, run
 
 def cmd_generate(args) -> int:
     templates = list(TEMPLATES) if args.template == "all" else [args.template]
-    scenarios = generate_many(templates, args.seeds, args.blocks, args.tier)
+    try:
+        scenarios = generate_many(templates, args.seeds, args.blocks, args.tier)
+    except ValueError as e:  # too few blocks for a template's chain and honeypots
+        raise ValueError(f"argument --blocks: {e}") from None
     save_scenarios(scenarios, args.out)
     print(f"wrote {len(scenarios)} scenarios to {args.out}")
     return 0
@@ -144,30 +155,35 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write benchmark scenarios as JSONL")
     g.add_argument("template", choices=[*TEMPLATES, "all"])
     g.add_argument("--seeds", type=seeds_arg, required=True, help="A:B (half-open) or N = 0:N")
-    g.add_argument("--blocks", type=int, default=20)
+    g.add_argument("--blocks", type=number("blocks"), default=20)
     g.add_argument("--tier", choices=TIERS, default="medium", help="honeypot strength")
-    g.add_argument("--out", required=True)
+    g.add_argument("--out", type=out_file, required=True)
     g.set_defaults(func=cmd_generate)
 
     e = sub.add_parser("evaluate", help="run one policy over a scenario file")
     e.add_argument("scenarios")
     e.add_argument("--encoder", choices=ENCODERS, default="lexical")
     e.add_argument("--policy", choices=POLICIES, default="dsgc")
-    e.add_argument("--budget-multiplier", type=float, default=2.0)
-    e.add_argument("--lambda", dest="lam", type=float, default=1.0)
-    e.add_argument("--tau", type=float, default=0.25)
-    e.add_argument("--hops", type=int, default=1)
-    e.add_argument("--delta", type=float, default=0.5, help="damping per extra hop")
-    e.add_argument("--density", type=float, default=0.0, help="length-density exponent")
+    e.add_argument("--budget-multiplier", type=number("budget_multiplier"), default=2.0)
+    e.add_argument("--lambda", dest="lam", type=number("lambda"), default=1.0)
+    e.add_argument("--tau", type=number("tau"), default=0.25)
+    e.add_argument("--hops", type=number("hops"), default=1, help="0 to 20 (0: no propagation)")
+    e.add_argument("--delta", type=number("delta"), default=0.5, help="damping per extra hop")
+    e.add_argument("--density", type=number("density"), default=0.0, help="length-density exponent")
     e.add_argument("--full", action="store_true", help="write full traces (r, pi, I per block)")
-    e.add_argument("--out", required=True)
+    e.add_argument("--out", type=out_file, required=True)
     e.set_defaults(func=cmd_evaluate)
 
     s = sub.add_parser("suite", help="run a named protocol (main, traces, lambda, budget, ...)")
     s.add_argument("name")
     s.add_argument("--seeds", type=seeds_arg, default=None, help="A:B (half-open) or N = 0:N")
-    s.add_argument("--encoders", default=None, help="comma-separated, e.g. lexical,sentence")
-    s.add_argument("--out", required=True)
+    s.add_argument(
+        "--encoders",
+        type=names(ENCODERS),
+        default=None,
+        help="comma-separated, e.g. lexical,sentence",
+    )
+    s.add_argument("--out", type=out_dir, required=True, help="folder for runs.csv + summary.csv")
     s.add_argument("--scheduler", type=scheduler_arg, default=None, help=SCHEDULER_HELP)
     s.set_defaults(func=cmd_suite)
 
@@ -180,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--direction", choices=DIRECTIONS, default="query", help="knn: who depends")
     i.add_argument("--handle", default=None, help="handles: regex of an identifier")
     i.add_argument("--definition", default=None, help="handles: regex, group 1 = the identifier")
-    i.add_argument("--out", required=True)
+    i.add_argument("--out", type=out_file, required=True)
     i.set_defaults(func=cmd_induce)
 
     r = sub.add_parser("reproduce", help="execute every paper notebook through papermill")
@@ -195,13 +211,49 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _one_line(prog: str, text: str) -> None:
+    print(f"{prog}: {' '.join(str(text).split())}", file=sys.stderr)
+
+
+def _os_error(e: OSError) -> str:
+    where = [str(f) for f in (e.filename, e.filename2) if f is not None]
+    return ": ".join([*where, e.strerror or str(e)])
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one `workbench` command; return its exit code (see the module docstring)."""
+    args = build_parser().parse_args(argv)  # a usage error exits 2 here, naming the option
+    sub = [getattr(args, k, None) for k in ("closure_command", "recall_command")]
+    prog = " ".join(["workbench", args.command, *[x for x in sub if x]])
     try:
         return int(args.func(args) or 0)
-    except (InputError, ValueError, FileNotFoundError) as e:
-        print(f"workbench {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        _one_line(prog, "interrupted; no output was written in part")
+        return 130
+    except InputError as e:  # names the file, line and field (OutputError too)
+        _one_line(prog, f"error: {e}")
+    except UnicodeError as e:
+        _one_line(prog, f"error: text that is not valid Unicode ({e.reason})")
+    except BrokenPipeError:  # `workbench ... | head`: the reader left; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as e:
+        _one_line(prog, f"error: {_os_error(e)}")
+    except RecursionError:
+        _one_line(prog, "error: input nested too deeply")
+    except MemoryError:
+        _one_line(prog, "error: out of memory (try smaller options)")
+    except (ValueError, OverflowError) as e:
+        _one_line(prog, f"error: {e}")
+    except Exception as e:
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        _one_line(
+            prog,
+            f"internal error: {type(e).__name__}: {e} (a bug; WORKBENCH_DEBUG=1 shows where)",
+        )
+        return 70
+    return 2
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,6 +110,15 @@ class SentenceEncoder:
         self.cache_name = "sentence" if self.backend == "transformers" else "sentence-numpy"
         self._model = None
         self._tokenizer = None
+        self._lock = threading.Lock()  # warm() may load the model from a background thread
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def warm(self) -> None:
+        """Load the model now (thread-safe; the explorer calls it from a background thread)."""
+        self._load()
 
     def path(self) -> str:
         if self.model_path is not None:
@@ -125,6 +135,12 @@ class SentenceEncoder:
     def _load(self):
         if self._model is not None:
             return self._tokenizer, self._model
+        with self._lock:
+            if self._model is None:
+                self._load_locked()
+        return self._tokenizer, self._model
+
+    def _load_locked(self):
         path = self.path()
         if not Path(path).exists():
             raise EncoderUnavailable(f"sentence model directory not found: {path}")
@@ -146,8 +162,7 @@ class SentenceEncoder:
         hf_logging.disable_progress_bar()  # keep notebook outputs clean
         hf_logging.set_verbosity_error()
         self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()
-        return self._tokenizer, self._model
+        self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()  # last: loaded
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
@@ -358,6 +373,12 @@ class CachedEncoder:
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
+
+    def has_all(self, texts: Sequence[str]) -> bool:
+        """Are all these texts cached (memory or disk), so encoding them needs no model?"""
+        if not self._disk_loaded:
+            self._load_disk()
+        return all(_text_key(t) in self._memo for t in texts)
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Rows for `texts`; the texts not cached yet go to the base encoder in batches of

@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 
 from workbench import batch
-from workbench.encoders import get_encoder
-from workbench.generator import TEMPLATES, generate
-from workbench.io import InputError, write_csv
-from workbench.policies import make_policy
+from workbench.encoders import ENCODERS, get_encoder
+from workbench.generator import TEMPLATES, TIERS, generate
+from workbench.io import InputError, atomic_dir, read_json, write_csv
+from workbench.options import check_number
+from workbench.policies import POLICIES, make_policy
 from workbench.reference import data_path, paper_figures
 from workbench.scenario import Scenario
 from workbench.seeds import Draw, format_seeds, parse_seeds
@@ -23,16 +24,63 @@ from workbench.sweep import chunks, parse_scheduler, run_tasks, table_encoder
 from workbench.trace import Trace, run
 
 
-def _floats(v) -> tuple[float, ...]:
-    return tuple(float(x) for x in v)
+def _list(v, what: str, item) -> tuple:
+    """A non-empty JSON list read item by item (an item's error names its index)."""
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"must be a non-empty list of {what}")
+    out = []
+    for i, x in enumerate(v):
+        try:
+            out.append(item(x))
+        except ValueError as e:
+            raise ValueError(f"item {i}: {e}") from None
+    return tuple(out)
 
 
-def _ints(v) -> tuple[int, ...]:
-    return tuple(int(x) for x in v)
+def _text(v) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"must be a string, got {json.dumps(v)[:40]}")
+    return v
 
 
-def _strs(v) -> tuple[str, ...]:
-    return tuple(str(x) for x in v)
+def _one_of(choices):
+    def read(v) -> str:
+        if v not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}; got {json.dumps(v)[:40]}")
+        return v
+
+    return read
+
+
+def _knob(name: str):
+    return lambda v: check_number(name, v)
+
+
+def _knobs(name: str, what: str):
+    return lambda v: _list(v, what, _knob(name))
+
+
+def _noise(v) -> tuple[float, int]:
+    if not isinstance(v, list) or len(v) != 2:
+        raise ValueError("must be a [drop fraction, spurious edges] pair")
+    return float(check_number("drop", v[0])), check_number("spurious", v[1])
+
+
+# the run-table columns a summary may group by
+SUMMARY_KEYS = (
+    "encoder",
+    "template",
+    "regime",
+    "policy",
+    "seed",
+    "total_blocks",
+    "budget_multiplier",
+    "lambda",
+    "hops",
+    "delta",
+    "drop",
+    "spurious",
+)
 
 
 @dataclass(frozen=True)
@@ -61,26 +109,26 @@ class Protocol:
     deltas: tuple[float, ...] = ()  # dampings swept for hops > 1 (batch engine); empty: `delta`
     engine: str = "trace"  # "trace": a Trace per run; "batch": workbench.batch, sweep metrics only
 
-    # how each field is read from JSON
+    # how each field is read from JSON: type, names and ranges checked (workbench.options)
     _READ = {
-        "name": str,
-        "templates": _strs,
+        "name": _text,
+        "templates": lambda v: _list(v, "template names", _one_of(tuple(TEMPLATES))),
         "seeds": parse_seeds,
-        "encoders": _strs,
-        "policies": _strs,
-        "budget_multipliers": _floats,
-        "lambdas": _floats,
-        "tau": float,
-        "hops": _ints,
-        "delta": float,
-        "total_blocks": _ints,
-        "tier": str,
-        "graph_noise": lambda v: tuple((float(a), int(b)) for a, b in v),
-        "summary": _strs,
-        "description": str,
-        "paper_table": str,
-        "deltas": _floats,
-        "engine": str,
+        "encoders": lambda v: _list(v, "encoder names", _one_of(ENCODERS)),
+        "policies": lambda v: _list(v, "policy names", _one_of(POLICIES)),
+        "budget_multipliers": _knobs("budget_multiplier", "budget multipliers"),
+        "lambdas": _knobs("lambda", "lambdas"),
+        "tau": _knob("tau"),
+        "hops": _knobs("hops", "hop counts"),
+        "delta": _knob("delta"),
+        "total_blocks": _knobs("total_blocks", "block counts"),
+        "tier": _one_of(TIERS),
+        "graph_noise": lambda v: _list(v, "[drop, spurious] pairs", _noise),
+        "summary": lambda v: _list(v, "run-table columns", _one_of(SUMMARY_KEYS)),
+        "description": _text,
+        "paper_table": _text,
+        "deltas": lambda v: () if v == [] else _knobs("delta", "dampings")(v),
+        "engine": _one_of(("trace", "batch")),
     }
 
     @classmethod
@@ -98,7 +146,9 @@ class Protocol:
             try:
                 kwargs[key] = cls._READ[key](value)
             except (TypeError, ValueError) as e:
-                raise InputError(f"cannot read {value!r}: {e}", path=path, field=key) from None
+                raise InputError(str(e), path=path, field=key) from None
+        if not kwargs["name"].strip():
+            raise InputError("must be a non-empty string", path=path, field="name")
         return cls(**kwargs)
 
     @classmethod
@@ -106,9 +156,7 @@ class Protocol:
         """A protocol by name (shipped with the package) or from a JSON file path."""
         path = Path(name_or_path)
         if path.suffix:
-            if not path.exists():
-                raise InputError("no such protocol file", path=path)
-            text = path.read_text(encoding="utf-8")
+            return cls.from_dict(read_json(path), path=path)
         else:
             res = data_path("protocols", f"{name_or_path}.json")
             if not res.is_file():
@@ -399,15 +447,17 @@ def table3(
 
 
 def write_suite(df: pd.DataFrame, summary: pd.DataFrame, out_dir) -> tuple[Path, Path]:
-    """runs.csv (one row per run) and summary.csv, written atomically."""
+    """runs.csv (one row per run) and summary.csv, replaced together (io.atomic_dir: a reader
+    sees the old pair or the new pair, never one of each)."""
     out = Path(out_dir)
     flat = df.copy()
     for col in flat.columns:
         if flat[col].map(lambda v: isinstance(v, list | dict)).any():
             flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-    runs = write_csv(flat, out / "runs.csv", float_format="%.6f")
-    summ = write_csv(summary, out / "summary.csv")
-    return runs, summ
+    with atomic_dir(out) as stage:
+        write_csv(flat, stage / "runs.csv", float_format="%.6f")
+        write_csv(summary, stage / "summary.csv")
+    return out / "runs.csv", out / "summary.csv"
 
 
 def run_suite(

@@ -1,28 +1,55 @@
-"""The explorer: one seed's ranking, landscape, valley and verdict, as a pure `update` and a widget.
+"""The explorer: one seed's ranking, landscape, valley and verdict; the kernel sends numbers and
+the browser draws.
 
-`update(state)` is what the notebooks, the workshop, the browser test and the bench all call;
-`explorer(state)` wraps it in ipywidgets. Scenarios are memoized and encoders are the shared
-cached ones, so after the first call for a scenario an update only re-scores and re-draws.
+`payload(setting)` is everything one view shows, as JSON-ready rows (the verdict, the ranking
+table, both charts' data); `explorer(setting)` is the widget (workbench/static/view.js draws it).
+A change is one message in and one payload out: trace.run_setting scores the setting through the
+cached encoders (a few numpy ops), and the browser swaps the data of vega views it built once.
+Nothing here imports altair (seconds to import): the chart specs come pre-built in
+workbench/static/specs.json, and static figures are rendered from them with vl-convert.
 """
 
 from __future__ import annotations
 
-import html
+import contextlib
+import json
 import os
-from dataclasses import asdict
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
+import anywidget
 import pandas as pd
+import traitlets
 
-from workbench import charts
+from workbench import viewdata
+from workbench.encoders import ENCODERS, get_encoder
 from workbench.generator import TEMPLATES
-from workbench.notebook import show_figure, show_table
+from workbench.io import InputError, atomic_write_text, write_csv
+from workbench.notebook import record, show_figure, show_table
 from workbench.policies import POLICIES
-from workbench.trace import WORKED, Setting, Trace, run_setting, valley_pair
+from workbench.scenario import Scenario, ScenarioError, load_scenarios
+from workbench.trace import WORKED, Setting, Trace, run_setting, scenario_for, valley_pair
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
-
-
+POLICY_LABELS = {
+    "similarity": "similarity-only",
+    "no-graph": "no-graph DSGC (λ = 0)",
+    "dsgc": "DSGC",
+    "recency": "recency (newest first)",
+}
 COLUMNS = ("rank", "id", "kind", "status", "cost", "sim", "r", "pi", "I", "text")
+FLOATS = {"sim": 3, "r": 4, "pi": 4, "I": 4}
+BLOCKS = (20, 50)
+MAX_UPLOAD = 20_000_000  # characters; a scenario file for one room is far smaller
+
+
+# --- the ranking table and the verdict -----------------------------------------------------------
 
 
 def ranking_table(trace: Trace) -> pd.DataFrame:
@@ -34,14 +61,34 @@ def ranking_table(trace: Trace) -> pd.DataFrame:
 
 
 def table_cells(table: pd.DataFrame) -> list[list[str]]:
-    """The ranking table as the strings the widget shows (header first): floats at fixed places."""
-    fmt = {"sim": "{:.3f}", "r": "{:.4f}", "pi": "{:.4f}", "I": "{:.4f}"}
+    """The ranking table as the strings the page shows (header first): floats at fixed places."""
     rows = [list(table.columns)]
     for rec in table.itertuples(index=False):
         rows.append(
             [
-                fmt[c].format(v) if c in fmt else str(v)
+                f"{v:.{FLOATS[c]}f}" if c in FLOATS else str(v)
                 for c, v in zip(table.columns, rec, strict=True)
+            ]
+        )
+    return rows
+
+
+def table_rows(trace: Trace) -> list[list[str]]:
+    """table_cells(ranking_table(trace)) without pandas (the live view builds it on every change;
+    a test checks the two agree cell for cell)."""
+    ret, sc = trace.retention, trace.scenario
+    rows = [list(COLUMNS)]
+    for k, i in enumerate(ret.order):
+        vals = {"sim": ret.sims[i], "r": ret.r[i], "pi": ret.pi[i], "I": ret.scores[i]}
+        rows.append(
+            [
+                str(k + 1),
+                sc.ids[i],
+                sc.kinds[i],
+                "kept" if ret.kept[i] else "evicted",
+                str(int(ret.costs[i])),
+                *(f"{round(float(vals[c]), 6):.{FLOATS[c]}f}" for c in ("sim", "r", "pi", "I")),
+                sc.texts[i],
             ]
         )
     return rows
@@ -58,52 +105,318 @@ def verdict_line(trace: Trace) -> str:
     return trace.verdict() + (f" [{knobs}]" if knobs else "")
 
 
-def update(state: Setting):
-    """(ranking table, landscape chart, valley chart, verdict) for one setting. Pure."""
-    trace = run_setting(state)
-    before, after = valley_pair(state)
-    return (
-        ranking_table(trace),
-        charts.landscape(trace),
-        charts.valley(before, after),
-        verdict_line(trace),
-    )
+# --- which knobs matter ----------------------------------------------------------------------------
 
 
-# --- rendering ---------------------------------------------------------------------------------
-
-
-def table_html(table: pd.DataFrame) -> str:
-    """The ranking table as HTML with a stable class per row status (kept / evicted) and kind."""
-    cells = table_cells(table)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cells[0])
-    body = []
-    for row, rec in zip(cells[1:], table.itertuples(index=False), strict=True):
-        cls = f"wb-{rec.status} wb-kind-{rec.kind}"
-        body.append(
-            f'<tr class="{cls}">' + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+def inactive(setting: Setting, from_file: bool = False) -> dict[str, str]:
+    """Controls that cannot change this view, each with the one-line reason the page shows."""
+    why = {}
+    if setting.policy == "similarity":
+        why.update(
+            dict.fromkeys(("lam", "tau", "hops"), "not used by similarity-only (raw cosine)")
         )
-    return (
-        f"<style>{_CSS}</style><table class='wb-table'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
+    elif setting.policy == "recency":
+        why.update(dict.fromkeys(("lam", "tau", "hops"), "not used by recency (store order)"))
+    elif setting.policy == "no-graph":
+        why["lam"] = "fixed at 0 by no-graph DSGC"
+        why["hops"] = "not used: nothing propagates at λ = 0"
+    if from_file:
+        why["total_blocks"] = "set by the loaded file"
+    elif setting.template == WORKED:
+        why.update(
+            dict.fromkeys(("seed", "total_blocks"), "fixed: the worked example is one scenario")
+        )
+    return why
+
+
+# --- the state in a URL --------------------------------------------------------------------------
+
+QUERY_KEYS = {  # Voila itself reads ?template= and ?theme=, so the template travels as ?tpl=
+    "template": "tpl",
+    "seed": "seed",
+    "encoder": "encoder",
+    "policy": "policy",
+    "multiplier": "M",
+    "lam": "lambda",
+    "tau": "tau",
+    "hops": "hops",
+    "total_blocks": "blocks",
+}
+RANGES = {"seed": (0, 99), "multiplier": (1.0, 5.0), "lam": (0.0, 3.0), "tau": (0.05, 1.0)}
+CHOICES = {
+    "template": TEMPLATE_CHOICES,
+    "encoder": ENCODERS,
+    "policy": POLICIES,
+    "total_blocks": BLOCKS,
+    "hops": (1, 2, 3),
+}
+
+
+def to_query(setting: Setting) -> str:
+    """The setting as a query string (floats without trailing zeros)."""
+    return urlencode(
+        {
+            QUERY_KEYS[k]: (f"{v:g}" if isinstance(v, float) else v)
+            for k, v in asdict(setting).items()
+        }
     )
 
 
-_CSS = """
-.wb-table {border-collapse: collapse; font: 12px/1.3 monospace;}
-.wb-table th, .wb-table td {padding: 2px 6px; border-bottom: 1px solid #ddd; text-align: left;
-  white-space: nowrap;}
-.wb-table tr.wb-evicted td {color: #999;}
-.wb-table tr.wb-kind-chain td:nth-child(2) {color: #0072B2; font-weight: bold;}
-.wb-table tr.wb-kind-honeypot td:nth-child(2) {color: #D55E00; font-weight: bold;}
-"""
+def checked(name: str, raw) -> object:
+    """One knob's value from text or JSON, converted and range-checked (ValueError if not)."""
+    kind = {f.name: f.type for f in fields(Setting)}[name]
+    value = {"int": int, "float": float, "str": str}[kind](raw)
+    if kind == "int" and isinstance(raw, float) and raw != int(raw):
+        raise ValueError(f"{name} must be a whole number")
+    if name in CHOICES and value not in CHOICES[name]:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, CHOICES[name]))}")
+    if name in RANGES and not RANGES[name][0] <= value <= RANGES[name][1]:
+        raise ValueError(f"{name} must be in [{RANGES[name][0]}, {RANGES[name][1]}]")
+    return value
 
 
-def chart_svg(chart) -> str:
-    """An altair chart as inline SVG (offline, no JavaScript needed in the page)."""
-    import vl_convert as vlc
+def from_query(query: str, default: Setting) -> tuple[Setting, list[str]]:
+    """The setting a query string names (unknown keys skipped; a bad value is reported and the
+    default kept for that knob)."""
+    back = {v: k for k, v in QUERY_KEYS.items()}
+    changes, problems = {}, []
+    for key, raw in parse_qsl(query or "", keep_blank_values=True):
+        name = back.get(key)
+        if name is None:
+            continue  # e.g. Voila's own keys
+        try:
+            changes[name] = checked(name, raw)
+        except ValueError as e:
+            problems.append(f"link: {key}={raw!r} ignored ({e})")
+    return default.with_(**changes), problems
 
-    return vlc.vegalite_to_svg(chart.to_json(validate=False))
+
+# --- one view as JSON rows -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded scenario file (by its name) and which of its scenarios is shown."""
+
+    name: str
+    scenarios: tuple[Scenario, ...]
+    index: int = 0
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.scenarios[self.index]
+
+    def __repr__(self) -> str:
+        return f"Upload({self.name}: {len(self.scenarios)} scenarios, showing {self.scenario.id})"
+
+
+def payload(setting: Setting, upload: Upload | None = None, seq: int = 0) -> dict:
+    """Everything the page shows for one setting (on a scenario from a file, if given)."""
+    scenario = upload.scenario if upload is not None else None
+    trace = run_setting(setting, scenario)
+    before, after = valley_pair(setting, scenario)
+    sc = trace.scenario
+    table = table_rows(trace)
+    why = inactive(setting, from_file=upload is not None)
+    state = {**asdict(setting), "scenario": 0}
+    if upload is not None:
+        state.update(template=f"file:{upload.name}", scenario=upload.index)
+    stem = f"{sc.id}_{setting.encoder}_{setting.policy}".replace("/", "_").replace("=", "")
+    return {
+        "seq": seq,
+        "state": state,
+        "controls": controls(setting, why, upload),
+        "query": None if upload is not None else to_query(setting),
+        "stem": stem,
+        "scenario_id": sc.id,
+        "verdict": verdict_line(trace),
+        "broken": not trace.full_chain_retained,
+        "table": {
+            "cols": table[0],
+            "rows": table[1:],
+            "cls": [f"wb-{r[3]} wb-kind-{r[2]}" for r in table[1:]],
+        },
+        "land": {"family": viewdata.family(trace.policy), **viewdata.landscape_data(trace)},
+        "valley": viewdata.valley_data(before, after),
+    }
+
+
+def controls(setting: Setting, why: dict[str, str], upload: Upload | None) -> dict:
+    """What each control shows: its options, whether it is shown, and why it is inactive."""
+    templates = [[t, t] for t in TEMPLATE_CHOICES]
+    if upload is not None:
+        templates.append([f"file:{upload.name}", f"file: {upload.name}"])
+    out = {k: {"shown": True, "why": why.get(k, "")} for k in (*QUERY_KEYS, "scenario")}
+    out["template"]["options"] = templates
+    out["scenario"].update(
+        shown=upload is not None,
+        options=[[i, sc.id] for i, sc in enumerate(upload.scenarios)] if upload else [],
+    )
+    out["seed"]["shown"] = upload is None
+    out["total_blocks"]["options"] = [[b, str(b)] for b in BLOCKS]
+    out["encoder"]["options"] = [[e, e] for e in ENCODERS]
+    out["policy"]["options"] = [[p, POLICY_LABELS[p]] for p in POLICIES]
+    return out
+
+
+def read_upload(name: str, text: str) -> tuple[Scenario, ...]:
+    """Scenarios from an uploaded file's text, read exactly as `workbench evaluate` reads a file
+    (scenario.load_scenarios); an error names the file (as uploaded), the line and the field."""
+    name = Path(name).name or "upload.jsonl"
+    if len(text) > MAX_UPLOAD:
+        raise ScenarioError(f"file too large ({len(text):,} characters)", path=name)
+    with tempfile.TemporaryDirectory(prefix="wb-upload-") as d:
+        path = atomic_write_text(Path(d) / name, text)
+        try:
+            scenarios = load_scenarios(path)
+        except InputError as e:
+            raise type(e)(e.message, path=name, line=e.line, field=e.field) from None
+    if not scenarios:
+        raise ScenarioError("no scenarios in the file", path=name)
+    return tuple(scenarios)
+
+
+# --- the sentence model, warmed in the background ----------------------------------------------
+
+LOADING = (
+    "Loading the sentence model (all-MiniLM-L6-v2) for this page: about 10-30 s on a busy "
+    "machine. The controls come back when it is ready."
+)
+
+
+class Warmup:
+    """Loads the sentence model once per kernel in a daemon thread; calls back when done."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.error: str | None = None
+        self.seconds: float | None = None
+        self.callbacks: list = []
+
+    @property
+    def ready(self) -> bool:
+        return get_encoder("sentence").base.loaded
+
+    def start(self, callback=None) -> None:
+        with self.lock:
+            if callback is not None:
+                self.callbacks.append(callback)
+            if self.thread is None and not self.ready:
+                self.thread = threading.Thread(
+                    target=self._run, name="workbench-warm-sentence", daemon=True
+                )
+                self.thread.start()
+            elif self.thread is None or not self.thread.is_alive():
+                self._done()
+
+    def _run(self) -> None:
+        t = time.perf_counter()
+        # The page must stay quick while this runs: the thread runs at the lowest CPU priority
+        # (Linux: a thread id is a valid PRIO_PROCESS target) and hands the GIL back to the
+        # kernel's main thread within 1 ms instead of 5 (the torch import holds it for long).
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.001)
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        try:
+            base = get_encoder("sentence").base
+            base.warm()
+            base.encode(["warm up"])  # the first call also initializes torch's kernels
+        except Exception as e:  # shown in the page; the lexical encoder keeps working
+            self.error = f"the sentence model could not be loaded: {e}"
+        finally:
+            sys.setswitchinterval(interval)
+        self.seconds = time.perf_counter() - t
+        with self.lock:
+            self._done()
+
+    def _done(self) -> None:
+        callbacks, self.callbacks = self.callbacks, []
+        for cb in callbacks:
+            cb(self.error)
+
+
+WARMUP = Warmup()
+
+
+def needs_model(setting: Setting, scenario: Scenario | None = None) -> bool:
+    """Would this setting run the sentence model (an uncached text and the model not loaded)?"""
+    if setting.encoder != "sentence" or WARMUP.ready:
+        return False
+    sc = scenario if scenario is not None else scenario_for(*_scenario_key(setting))
+    return not get_encoder("sentence").has_all([*sc.texts, sc.query])
+
+
+def _scenario_key(s: Setting) -> tuple:
+    return (s.template, s.seed, s.total_blocks)
+
+
+# --- the widgets ----------------------------------------------------------------------------------
+
+
+def static_text(name: str) -> str:
+    """A file shipped in workbench/static (package data)."""
+    return resources.files("workbench").joinpath("static", name).read_text(encoding="utf-8")
+
+
+_SPECS: dict = {}
+
+
+def specs() -> dict:
+    """The live chart specs (static/specs.json; scripts/build_static.py writes it)."""
+    if not _SPECS:
+        _SPECS.update(json.loads(static_text("specs.json")))
+    return _SPECS
+
+
+class VegaLib(anywidget.AnyWidget):
+    """vega + vega-lite + vega-embed (static/vega-bundle.js), sent to the page once and shared
+    by every view in it, so nothing is fetched from a CDN."""
+
+    _esm = "export default {};"
+    source = traitlets.Unicode("").tag(sync=True)
+
+
+_LIB: list[VegaLib] = []
+
+
+def vega_lib() -> VegaLib:
+    if not _LIB:
+        _LIB.append(VegaLib(source=static_text("vega-bundle.js")))
+    return _LIB[0]
+
+
+class LiveView(anywidget.AnyWidget):
+    """Shared by the explorer and single charts: the front end (static/view.js) and vega."""
+
+    _esm = static_text("view.js")
+    _css = static_text("view.css")
+    kind = traitlets.Unicode("chart").tag(sync=True)
+    lib = anywidget.WidgetTrait().tag(sync=True)
+    specs = traitlets.Dict().tag(sync=True)
+
+
+class ChartView(LiveView):
+    """One chart drawn in the browser from a live spec and one run's rows (viewdata.*_data)."""
+
+    spec = traitlets.Unicode().tag(sync=True)
+    data = traitlets.Dict().tag(sync=True)
+    width = traitlets.Int(640).tag(sync=True)
+
+    def __init__(self, spec: str, data: dict, width: int = 640, **kw):
+        super().__init__(
+            kind="chart",
+            lib=vega_lib(),
+            specs={spec: specs()[spec]},
+            spec=spec,
+            data=data,
+            width=width,
+            **kw,
+        )
+
+    def __repr__(self) -> str:
+        return f"ChartView({self.spec}: {self.data.get('head', '')})"
 
 
 def in_voila() -> bool:
@@ -111,97 +424,219 @@ def in_voila() -> bool:
     return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
 
 
-def snapshot(state: Setting, figures_dir="../figures", name: str = "explorer"):
-    """Static rendering of update(state) for stored outputs: table, both figures, verdict.
+class Explorer(LiveView):
+    """The explorer widget: controls, verdict, landscape, valley, ranking table; upload, share
+    and export. State lives here; the page sends `set`, `upload` and `export` messages."""
 
-    Figures are written to figures_dir as NAME_landscape / NAME_valley, except under Voila,
-    where the page only displays them (a workshop room must not race on the committed files).
-    """
-    from IPython.display import SVG, display
+    payload = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    ready = traitlets.Bool(False).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    voila = traitlets.Bool(False).tag(sync=True)
 
-    table, land, val, verdict = update(state)
-    display({"text/plain": verdict}, raw=True)
-    show_table(table.drop(columns=["text"]), digits=4)
-    for chart, suffix in ((land, "landscape"), (val, "valley")):
-        if in_voila():
-            display(SVG(chart_svg(chart)))
-        else:
-            show_figure(chart, f"{name}_{suffix}", figures_dir)
-    return verdict
+    def __init__(self, setting: Setting, notes: list[str] | None = None, warm: bool = True):
+        super().__init__(kind="explorer", lib=vega_lib(), specs=specs(), voila=in_voila())
+        self.setting = setting
+        self.upload: Upload | None = None  # the uploaded file shown, if any
+        self.files: dict[str, tuple[Scenario, ...]] = {}  # every file uploaded to this page
+        self.notes = notes or []
+        self.pending: int | None = None  # a request waiting for the model
+        self.on_msg(self._on_msg)
+        self.refresh(0)
+        if warm:
+            WARMUP.start(self._warmed)
 
+    def __repr__(self) -> str:  # short and stable: the stored text/plain of the widget output
+        s = self.setting
+        return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
 
-# --- the widget ----------------------------------------------------------------------------------
+    # --- state ---
+    def apply(self, changes: dict) -> None:
+        """Apply the page's changes (validated like a URL's); a bad value raises ValueError."""
+        changes = dict(changes)
+        if "scenario" in changes:
+            idx = int(changes.pop("scenario"))
+            if self.upload is None or not 0 <= idx < len(self.upload.scenarios):
+                raise ValueError(f"no scenario {idx} in the loaded file")
+            self.upload = replace(self.upload, index=idx)
+        tpl = changes.get("template")
+        if isinstance(tpl, str) and tpl.startswith("file:"):
+            name = changes.pop("template")[5:]
+            if name not in self.files:
+                raise ValueError(f"no loaded file {name!r}")
+            if self.upload is None or self.upload.name != name:
+                self.upload = Upload(name, self.files[name])
+        elif tpl is not None:
+            self.upload = None
+        self.setting = self.setting.with_(**{k: checked(k, v) for k, v in changes.items()})
 
-
-def explorer(state: Setting | None = None, encoders=("lexical", "sentence")):
-    """The ipywidgets explorer: controls on the left of every knob; the verdict, the ranking table
-    and both charts update together on every change. Returns the top-level widget."""
-    import ipywidgets as w
-
-    state = state or Setting()
-    common = {"style": {"description_width": "110px"}, "layout": w.Layout(width="330px")}
-
-    def pick(options, value, label):
-        return w.Dropdown(options=list(options), value=value, description=label, **common)
-
-    def slide(cls, value, lo, hi, step, label, **kw):
-        return cls(
-            value=value,
-            min=lo,
-            max=hi,
-            step=step,
-            description=label,
-            continuous_update=False,
-            **kw,
-            **common,
-        )
-
-    two = {"readout_format": ".2f"}
-    controls = {
-        "template": pick(TEMPLATE_CHOICES, state.template, "template"),
-        "seed": slide(w.IntSlider, state.seed, 0, 99, 1, "seed"),
-        "encoder": pick(encoders, state.encoder, "encoder"),
-        "policy": pick(POLICIES, state.policy, "policy"),
-        "multiplier": slide(w.FloatSlider, state.multiplier, 1.0, 5.0, 0.25, "budget M", **two),
-        "lam": slide(w.FloatSlider, state.lam, 0.0, 3.0, 0.25, "lambda", **two),
-        "tau": slide(w.FloatSlider, state.tau, 0.05, 1.0, 0.05, "tau", **two),
-        "hops": slide(w.IntSlider, state.hops, 1, 3, 1, "hops"),
-        "total_blocks": pick([20, 50], state.total_blocks, "total blocks"),
-    }
-    for name, widget in controls.items():
-        widget.add_class(f"wb-control-{name.replace('_', '-')}")
-    verdict = w.HTML().add_class("wb-verdict")
-    ranking = w.HTML().add_class("wb-ranking")
-    land = w.HTML().add_class("wb-landscape")
-    val = w.HTML().add_class("wb-valley")
-    status = w.HTML().add_class("wb-status")
-
-    def current() -> Setting:
-        return Setting(**{k: c.value for k, c in controls.items()})
-
-    def refresh(_change=None):
-        s = current()
+    # --- messages from the page ---
+    def _on_msg(self, _widget, content: dict, _buffers) -> None:
+        seq = int(content.get("seq", 0))
+        kind = content.get("type")
         try:
-            table, lchart, vchart, line = update(s)
-        except Exception as e:  # show the problem in the page, keep the widget alive
-            status.value = f"<b>error:</b> {html.escape(str(e))}"
+            if kind == "set":
+                self.apply(content.get("changes", {}))
+            elif kind == "upload":
+                self.busy = True
+                name = Path(str(content.get("name", ""))).name or "upload.jsonl"
+                self.files[name] = read_upload(name, str(content.get("text", "")))
+                self.upload = Upload(name, self.files[name])
+            elif kind == "export":
+                self.send(self.export(str(content.get("what"))))
+                return self._answer(seq)
+            else:
+                return
+        except (InputError, ValueError) as e:
+            with self.hold_sync():
+                self.error, self.busy = str(e), False
+            return self._answer(seq)
+        self.refresh(seq)
+
+    def _answer(self, seq: int) -> None:
+        """Tell the page a request was handled without a new view (export, error)."""
+        if self.payload:
+            self.payload = {**self.payload, "seq": seq}
+
+    def export(self, what: str) -> dict:
+        """A file the page downloads: the ranking table as CSV or the state as JSON."""
+        trace = run_setting(self.setting, self.upload.scenario if self.upload else None)
+        stem = self.payload.get("stem", "explorer")
+        if what == "csv":  # the same format as io.write_csv: no index, LF, 4 decimals
+            text = ranking_table(trace).to_csv(
+                index=False, float_format="%.4f", lineterminator="\n"
+            )
+            return {
+                "type": "download",
+                "name": f"{stem}_ranking.csv",
+                "mime": "text/csv",
+                "text": text,
+            }
+        state = {
+            "setting": asdict(self.setting),
+            "scenario_id": trace.scenario.id,
+            "file": self.upload.name if self.upload else None,
+            "query": None if self.upload else to_query(self.setting),
+            "verdict": verdict_line(trace),
+        }
+        text = json.dumps(state, indent=1) + "\n"
+        return {
+            "type": "download",
+            "name": f"{stem}_state.json",
+            "mime": "application/json",
+            "text": text,
+        }
+
+    # --- drawing ---
+    def refresh(self, seq: int) -> None:
+        """Compute the view for the current state and send it as one message."""
+        s, sc = self.setting, (self.upload.scenario if self.upload else None)
+        if needs_model(s, sc):  # never block the kernel on the model: wait for the warm thread
+            self.pending = seq
+            with self.hold_sync():
+                self.busy, self.ready, self.message = True, False, LOADING
+            WARMUP.start(self._warmed)
             return
-        ranking.value = table_html(table)
-        land.value = chart_svg(lchart)
-        val.value = chart_svg(vchart)
-        # the verdict goes last: when it changes, the table and charts above are already sent
-        verdict.value = f"<b class='wb-verdict-text'>{html.escape(line)}</b>"
-        status.value = f"<span class='wb-state'>{html.escape(str(asdict(s)))}</span>"
+        if s.encoder == "sentence" and not get_encoder("sentence").has_all(
+            [*(sc or scenario_for(*_scenario_key(s))).texts]
+        ):
+            self.busy = True  # encoding new texts takes a moment: say so at once
+        try:
+            t = time.perf_counter()
+            p = payload(s, self.upload, seq)
+            p["kernel_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        except (InputError, ValueError) as e:
+            with self.hold_sync():
+                self.error, self.busy = str(e), False
+            return self._answer(seq)
+        with self.hold_sync():  # one message: table, verdict, both charts' data, busy off
+            self.payload = p
+            self.error = ""
+            self.message = "; ".join(self.notes)
+            self.busy = False
+            self.ready = True
 
-    for c in controls.values():
-        c.observe(refresh, names="value")
-    refresh()
-    left = w.VBox(list(controls.values()), layout=w.Layout(width="350px"))
-    right = w.VBox([verdict, land, val, ranking, status])
+    def _warmed(self, error: str | None) -> None:
+        if error:
+            self.notes = [*self.notes, error]
+        if self.pending is not None:
+            seq, self.pending = self.pending, None
+            if error:
+                self.setting = self.setting.with_(encoder="lexical")
+            self.refresh(seq)
+        elif error:
+            self.message = "; ".join(self.notes)
 
-    class Explorer(w.HBox):
-        def __repr__(self):  # short and stable: the stored text/plain of the widget output
-            s = current()
-            return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
 
-    return Explorer([left, right]).add_class("wb-explorer")
+def live_frontend() -> bool:
+    """Is a person's page attached to this kernel (Voila, or a JupyterLab session), rather than
+    a batch run (papermill, nbval)? Jupyter Server names the session of the kernels it starts."""
+    return in_voila() or "JPY_SESSION_NAME" in os.environ
+
+
+def explorer(
+    setting: Setting | None = None, url: bool = True, warm: bool | None = None
+) -> Explorer:
+    """The live explorer for a setting. Under Voila the page's query string (a shared link)
+    overrides the setting. `warm` loads the sentence model in the background at once (default:
+    when a page is attached, not in a batch run)."""
+    setting = setting or Setting()
+    notes: list[str] = []
+    if url and in_voila():
+        setting, notes = from_query(os.environ.get("QUERY_STRING", ""), setting)
+    if warm is None:  # WORKBENCH_WARM=0 turns it off (the browser test's pages never need it)
+        warm = live_frontend() and os.environ.get("WORKBENCH_WARM", "1") != "0"
+    return Explorer(setting, notes, warm=warm)
+
+
+# --- a static rendering, for stored notebook outputs --------------------------------------------
+
+
+class BoundSpec:
+    """A live spec with one run's rows and params bound in: a static figure (no altair needed),
+    renderable by notebook.show_figure / save_figure (anything with to_json)."""
+
+    def __init__(self, name: str, data: dict, width: int | None = None):
+        spec = json.loads(json.dumps(specs()[name]))
+        params = {p["name"] for p in spec.get("params", [])}
+        spec["datasets"] = {k: v for k, v in data.items() if k not in params and k != "family"}
+        for p in spec.get("params", []):
+            if p["name"] in data:
+                p["value"] = data[p["name"]]
+        if width is not None:
+            spec["width"] = width
+        self.spec = spec
+
+    def to_json(self, **_kw) -> str:
+        return json.dumps(self.spec)
+
+    def to_dict(self, **_kw) -> dict:
+        return self.spec
+
+
+def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name="explorer"):
+    """The starting view as text and figures, for the notebook's stored outputs: the verdict,
+    the ranking table, NAME_landscape / NAME_valley in figures_dir, (given results_dir) the
+    ranking as NAME_ranking.csv, and the records the tests read (verdict, kept, chain_ranks).
+    Under Voila it shows, records and writes nothing: the live view above is the page, and a
+    room of participants must not rewrite the committed files."""
+    trace = run_setting(setting)
+    if in_voila():
+        return verdict_line(trace)
+    from IPython.display import display
+
+    p = payload(setting)
+    display({"text/plain": p["verdict"]}, raw=True)
+    table = ranking_table(trace)
+    show_table(table.drop(columns=["text"]), digits=4)
+    show_figure(
+        BoundSpec(p["land"]["family"], p["land"], width=720), f"{name}_landscape", figures_dir
+    )
+    show_figure(BoundSpec("valley", p["valley"], width=420), f"{name}_valley", figures_dir)
+    if results_dir is not None:
+        write_csv(table, Path(results_dir) / f"{name}_ranking.csv")
+    record("verdict", p["verdict"])
+    record("kept", trace.kept_ids)
+    record("chain_ranks", trace.chain_ranks)
+    return p["verdict"]

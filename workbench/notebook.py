@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -12,8 +13,8 @@ RECORD_MIME = "application/vnd.workbench.record+json"
 
 
 def _round(value, digits: int):
-    if isinstance(value, float):
-        return round(value, digits)
+    if isinstance(value, float):  # NaN / inf are not JSON: a record holds null instead
+        return round(value, digits) if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): _round(v, digits) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -23,12 +24,13 @@ def _round(value, digits: int):
     return value
 
 
-def record(name: str, value, digits: int = 4) -> None:
-    """Record a key number in the notebook's outputs so tests can read it back (scrapbook-style)."""
+def record(name: str, value, digits: int = 4, shown: bool = True) -> None:
+    """Record a key number in the notebook's outputs so tests can read it back (scrapbook-style).
+    shown=False keeps the value out of the visible text (a workshop's answer key)."""
     from IPython.display import display
 
     value = _round(value, digits)
-    text = f"{name} = {json.dumps(value, sort_keys=True)}"
+    text = f"{name} = {json.dumps(value, sort_keys=True)}" if shown else f"({name} recorded)"
     display({RECORD_MIME: {"name": name, "value": value}, "text/plain": text}, raw=True)
 
 

@@ -12,6 +12,8 @@ from functools import cached_property
 
 import numpy as np
 
+from workbench.options import check_number
+
 TAU = 0.25
 LAMBDA = 1.0
 PARTIAL_FROM = 4096  # stores at least this large sort only the head of the ranking the walk needs
@@ -219,6 +221,8 @@ class DSGC:
 
     hops=1 is the paper's rule; each extra hop is damped by `delta`. lam=0 is no-graph DSGC.
     `density` > 0 divides I by cost**density (the length-density variant; 0 in the paper).
+    Knobs are range-checked (workbench.options.RANGES): tau > 0, lam, delta, density >= 0, all
+    finite, 0 <= hops <= MAX_HOPS (hops=0 propagates nothing, like lam=0).
     """
 
     lam: float = LAMBDA
@@ -227,6 +231,17 @@ class DSGC:
     delta: float = 0.5
     density: float = 0.0
     name: str = "dsgc"
+
+    def __post_init__(self):
+        for knob, value in (
+            ("lambda", self.lam),
+            ("tau", self.tau),
+            ("hops", self.hops),
+            ("delta", self.delta),
+            ("density", self.density),
+        ):
+            check_number(knob, value)
+        object.__setattr__(self, "hops", int(self.hops))  # 2.0 -> 2: range() needs an int
 
     def __call__(self, emb, q, edges, costs, budget) -> Retention:
         sims = cosine(emb, q)
@@ -267,7 +282,11 @@ def make_policy(
     delta: float = 0.5,
     density: float = 0.0,
 ):
-    """A policy by its command-line name."""
+    """A policy by its command-line name; the knobs are range-checked for every policy (those
+    that ignore them included), so a bad value is an error wherever it is given."""
+    for knob, value in (("lambda", lam), ("tau", tau), ("hops", hops), ("delta", delta)):
+        check_number(knob, value)
+    check_number("density", density)
     if name == "similarity":
         return similarity_only
     if name == "no-graph":

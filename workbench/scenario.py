@@ -23,17 +23,25 @@ class ScenarioError(InputError):
     """A scenario (or a scenario file) is malformed."""
 
 
+MAX_COST = 1_000_000  # a block's declared cost; keeps every budget sum inside int64
+
+
 @dataclass(frozen=True)
 class Block:
-    """One memory block: an atomic proposition kept or evicted whole."""
+    """One memory block: an atomic proposition kept or evicted whole.
+
+    Its token cost is the `cost` a scenario file gives for it (another tool's tokenizer, say),
+    or, when none is given, the paper's word count `max(len(text.split()), 1)`.
+    """
 
     id: str
     text: str
     kind: str = "filler"
+    declared_cost: int | None = None  # the file's "cost" field, when it has one
 
     @property
     def cost(self) -> int:
-        return token_cost(self.text)
+        return token_cost(self.text) if self.declared_cost is None else self.declared_cost
 
     def __repr__(self) -> str:
         short = self.text if len(self.text) <= 48 else self.text[:45] + "..."
@@ -120,7 +128,7 @@ class Scenario:
             "seed": self.seed,
             "query": self.query,
             "answer": self.answer,
-            "blocks": [{"id": b.id, "text": b.text, "kind": b.kind} for b in self.blocks],
+            "blocks": [_block_dict(b) for b in self.blocks],
             "edges": [list(e) for e in self.edges],
             "chain": list(self.chain),
         }
@@ -161,7 +169,16 @@ class Scenario:
             kind = b.get("kind", "filler")
             if not isinstance(kind, str):
                 raise err("must be a string", f"{fld}.kind")
-            blocks.append(Block(b["id"], b["text"], kind))
+            cost = b.get("cost")
+            if cost is not None and (
+                not isinstance(cost, int) or isinstance(cost, bool) or not 1 <= cost <= MAX_COST
+            ):
+                raise err(
+                    f"must be a positive integer (at most {MAX_COST:,}) or absent; "
+                    f"got {json.dumps(cost)[:40]}",
+                    f"{fld}.cost",
+                )
+            blocks.append(Block(b["id"], b["text"], kind, cost))
         edges = obj["edges"]
         if not isinstance(edges, list):
             raise err("must be a list of [dependent, prerequisite] pairs", "edges")
@@ -176,8 +193,10 @@ class Scenario:
         if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):
             raise err("must be a list of block ids", "chain")
         seed = obj.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise err("must be an integer or null", "seed")
+        if seed is not None and (
+            not isinstance(seed, int) or isinstance(seed, bool) or not -(2**63) <= seed < 2**63
+        ):
+            raise err("must be a 64-bit integer or null", "seed")
         for key in ("template", "regime"):
             if obj.get(key) is not None and not isinstance(obj[key], str):
                 raise err("must be a string", key)
@@ -202,6 +221,13 @@ class Scenario:
             raise ScenarioError(e.message, path=path, line=line, field=e.field) from None
 
 
+def _block_dict(b: Block) -> dict:
+    out = {"id": b.id, "text": b.text, "kind": b.kind}
+    if b.declared_cost is not None:
+        out["cost"] = b.declared_cost
+    return out
+
+
 def _validate(s: Scenario) -> None:
     ids = UniqueIds("block", ScenarioError)
     for i, b in enumerate(s.blocks):
@@ -212,6 +238,14 @@ def _validate(s: Scenario) -> None:
             raise ScenarioError("must be a string", field=f"blocks[{i}].text")
         if not b.text.strip():
             raise ScenarioError("text is empty", field=f"blocks[{i}].text")
+        c = b.declared_cost
+        if c is not None and (
+            not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= MAX_COST
+        ):
+            raise ScenarioError(
+                f"must be a positive integer (at most {MAX_COST:,}) or None",
+                field=f"blocks[{i}].cost",
+            )
     for i, (d, p) in enumerate(s.edges):
         for which, x in (("dependent", d), ("prerequisite", p)):
             if x not in seen:
@@ -248,7 +282,7 @@ def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
 
 def dumps(s: Scenario) -> str:
     """One scenario as one JSON line (stable key order, no trailing spaces)."""
-    return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+    return json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
 def save_scenarios(scenarios: Iterable[Scenario], path: str | os.PathLike) -> None:

@@ -49,10 +49,11 @@ def scenario_for(template: str, seed: int, total_blocks: int = 20) -> Scenario:
     return generate(template, int(seed), int(total_blocks))
 
 
-def run_setting(setting: Setting, **changes) -> Trace:
-    """Run one setting (with optional changes) and return its Trace."""
+def run_setting(setting: Setting, scenario: Scenario | None = None, **changes) -> Trace:
+    """Run one setting (with optional changes) and return its Trace. A given `scenario` (e.g.
+    one read from a file) replaces the generated one that template, seed and blocks name."""
     s = setting.with_(**changes) if changes else setting
-    sc = scenario_for(s.template, s.seed, s.total_blocks)
+    sc = scenario if scenario is not None else scenario_for(s.template, s.seed, s.total_blocks)
     policy = make_policy(s.policy, lam=s.lam, tau=s.tau, hops=s.hops)
     return Trace(sc, run(sc, get_encoder(s.encoder), policy, s.multiplier), s.encoder)
 
@@ -286,10 +287,13 @@ class Trace:
 # --- one setting, seen several ways (notebooks, workshop, explorer) ----------------------------
 
 
-def valley_pair(setting: Setting) -> tuple[Trace, Trace]:
+def valley_pair(setting: Setting, scenario: Scenario | None = None) -> tuple[Trace, Trace]:
     """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the
     setting's lambda, tau and hops (whatever policy the setting names)."""
-    return run_setting(setting, policy="no-graph"), run_setting(setting, policy="dsgc")
+    return (
+        run_setting(setting, scenario, policy="no-graph"),
+        run_setting(setting, scenario, policy="dsgc"),
+    )
 
 
 def sweep(state: Setting, knob: str, values) -> pd.DataFrame:

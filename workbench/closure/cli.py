@@ -14,7 +14,8 @@ from workbench.closure import logs as L
 from workbench.closure import spans as C
 from workbench.closure.trim import STRATEGIES, trim_log
 from workbench.handles import HANDLE_RE
-from workbench.io import write_csv
+from workbench.io import InputError, read_json, write_csv_set
+from workbench.options import names, number, out_dir, out_file, regex
 from workbench.seeds import seeds_arg
 
 FORMATS = ("auto", "workbench", *L.FORMATS)
@@ -29,15 +30,15 @@ def _format(path, fmt: str) -> str:
     if fmt != "auto":
         return fmt
     try:
-        with open(path, encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except (OSError, UnicodeDecodeError):
-        return "workbench"  # the span reader names the problem
-    except json.JSONDecodeError:
-        return "workbench"  # JSONL (several values) or broken JSON: the span reader says which
+        obj = read_json(path)
+    except InputError:
+        return "workbench"  # JSONL (several values), or unreadable: the span reader says which
     if isinstance(obj, dict) and {"id", "turn", "role", "text"} <= set(obj):
         return "workbench"  # a one-span window
-    return L.detect(obj)
+    try:
+        return L.detect(obj)
+    except L.LogError as e:  # neither a window nor a log: name the file
+        raise L.LogError(e.message, path=path, field=e.field) from None
 
 
 def _print_json(obj) -> None:
@@ -189,13 +190,10 @@ def cmd_simulate(args) -> int:
             f"--turns {args.turns} --capacity {args.capacity} --encoder {args.encoder} "
             f"--mode {args.mode}"
         )
-        write_csv(
-            summary.reset_index().assign(source=src),
-            out / "closure_summary.csv",
-            float_format="%.6f",
-        )
         timeline = pd.concat([r.timeline for r in runs], ignore_index=True).assign(source=src)
-        write_csv(timeline, out / "closure_timeline.csv", float_format="%.6f")
+        tables = {"closure_summary.csv": summary.reset_index().assign(source=src)}
+        tables["closure_timeline.csv"] = timeline
+        write_csv_set(out, tables, float_format="%.6f")  # both files or neither
         print(f"wrote {out / 'closure_summary.csv'} and {out / 'closure_timeline.csv'}")
     return 0
 
@@ -206,13 +204,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="closure_command", required=True)
 
     def handle_rules(c):
-        c.add_argument("--handle-re", default=HANDLE_RE)
+        c.add_argument("--handle-re", type=regex((0, 1)), default=HANDLE_RE)
         c.add_argument(
             "--definition-re",
+            type=regex((1,)),
             default=None,
             help='group 1 is the handle (default: a JSON key "id" or "<name>_id" holding one)',
         )
-        c.add_argument("--tombstone-re", default=None, help="group 1 is the handle")
+        c.add_argument(
+            "--tombstone-re", type=regex((1,)), default=None, help="group 1 is the handle"
+        )
         c.add_argument("--format", default="auto", choices=FORMATS, help="default: detected")
 
     c = sub.add_parser(
@@ -225,13 +226,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--budget",
-        type=int,
+        type=number("budget"),
         default=None,
         help="token budget: the gate's decision on the window (with --manager: replay the log)",
     )
     c.add_argument("--manager", default=None, choices=list(managers.MANAGERS))
     c.add_argument("--mode", default="throttle", choices=list(managers.MODES))
-    c.add_argument("--floor", type=float, default=managers.FLOOR, help="eviction-margin floor")
+    c.add_argument(
+        "--floor", type=number("floor"), default=managers.FLOOR, help="eviction-margin floor"
+    )
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     c.add_argument("--json", action="store_true", help="machine-readable output")
@@ -240,7 +243,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     t = sub.add_parser("trim", help="trim an agent log closure-safely to a token budget")
     t.add_argument("log", help="an agent log (OpenAI, Anthropic or LangChain JSON)")
-    t.add_argument("--max-tokens", type=int, required=True, help="budget (approximate tokens)")
+    t.add_argument(
+        "--max-tokens", type=number("budget"), required=True, help="budget (approximate tokens)"
+    )
     t.add_argument(
         "--keep-system",
         action=argparse.BooleanOptionalAction,
@@ -248,7 +253,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="keep the system message (default: yes)",
     )
     t.add_argument("--strategy", default="last", choices=list(STRATEGIES))
-    t.add_argument("--out", required=True, help="the trimmed log, in the format it was read")
+    t.add_argument(
+        "--out", type=out_file, required=True, help="the trimmed log, in the format it was read"
+    )
     handle_rules(t)
     t.set_defaults(func=cmd_trim)
 
@@ -256,11 +263,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument(
         "--seeds", type=seeds_arg, default=range(0, 5), help="A:B (half-open) or N = 0:N"
     )
-    s.add_argument("--turns", type=int, default=300)
-    s.add_argument("--capacity", type=int, default=400, help="window capacity in tokens")
-    s.add_argument("--managers", default=",".join(managers.MANAGERS))
+    s.add_argument("--turns", type=number("turns"), default=300)
+    s.add_argument(
+        "--capacity", type=number("capacity"), default=400, help="window capacity in tokens"
+    )
+    s.add_argument("--managers", type=names(managers.MANAGERS), default=",".join(managers.MANAGERS))
     s.add_argument("--mode", default="throttle", choices=list(managers.MODES))
     s.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
-    s.add_argument("--out", default=None, help="folder for closure_summary.csv and the timeline")
+    s.add_argument(
+        "--out", type=out_dir, default=None, help="folder for closure_summary.csv and the timeline"
+    )
     s.set_defaults(func=cmd_simulate)
     return p

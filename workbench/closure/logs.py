@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from workbench.closure.spans import CLOSURE_PATTERNS, Span, SpanIndex
 from workbench.handles import Patterns
-from workbench.io import InputError, atomic_write_text
+from workbench.io import InputError, atomic_write_text, read_json
 
 FORMATS = ("openai", "anthropic", "langchain")
 LC_ROLES = {"ai": "assistant", "human": "user", "system": "system", "tool": "tool"}
@@ -271,15 +271,7 @@ def read(obj, format: str | None = None) -> Log:
 
 def load(path: str | os.PathLike, format: str | None = None) -> Log:
     """Read a log file; a bad log raises LogError naming the file, the message and the field."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except OSError as e:
-        raise LogError(f"cannot open: {e.strerror}", path=path) from None
-    except json.JSONDecodeError as e:
-        raise LogError(
-            f"invalid JSON ({e.msg} at line {e.lineno} column {e.colno})", path=path
-        ) from None
+    obj = read_json(path)  # bytes decoded as UTF-8, depth bounded: errors name file and line
     try:
         return read(obj, format)
     except LogError as e:

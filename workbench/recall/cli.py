@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from workbench.encoders import get_encoder
-from workbench.io import InputError
+from workbench.io import InputError, atomic_dir
+from workbench.options import number, number_list, out_dir
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D
@@ -47,8 +48,10 @@ def _check_out(out: str) -> Path:
 def _write(out: Path, frames: dict[str, pd.DataFrame], source: str) -> None:
     """Write every table, labelled with its source and reader, after all were computed."""
     frames = {k: v if "source" in v else P.labelled(v, source) for k, v in frames.items()}
-    for path in P.save_tables(out, frames):
-        print(f"wrote {path} ({len(frames[path.stem])} rows)")
+    with atomic_dir(out) as stage:  # all tables replace the old ones together, or none does
+        paths = P.save_tables(stage, frames)
+    for path in paths:
+        print(f"wrote {out / path.name} ({len(frames[path.stem])} rows)")
 
 
 def _grid_form(args, form, ep, enc) -> tuple[pd.DataFrame, ...]:
@@ -124,13 +127,20 @@ def cmd_accuracy(args) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--K", type=int, default=5, help="retention capacity (default 5)")
-    p.add_argument("--k", type=int, default=3, help="items selection exposes (default 3)")
-    p.add_argument("--episodes", type=int, default=300, help="episodes (default 300)")
+    p.add_argument("--K", type=number("K"), default=5, help="retention capacity (default 5)")
+    p.add_argument("--k", type=number("k"), default=3, help="items selection exposes (default 3)")
+    p.add_argument(
+        "--episodes", type=number("episodes"), default=300, help="episodes (default 300)"
+    )
     p.add_argument("--queries", choices=[*E.QUERY_FORMS, "both"], default="informative")
-    p.add_argument("--density", type=float, default=0.3, help="distractor density (default 0.3)")
+    p.add_argument(
+        "--density",
+        type=number("recall_density"),
+        default=0.3,
+        help="distractor density (default 0.3)",
+    )
     p.add_argument("--marker", action="store_true", help="prefix distractors with a literal marker")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=number("seed"), default=0)
     p.add_argument(
         "--squad", metavar="PATH", help="a SQuAD v1.1-format JSON file instead of synthetic streams"
     )
@@ -140,8 +150,10 @@ def _common(p: argparse.ArgumentParser) -> None:
         default="sentence",
         help="encoder behind the dense selector (default sentence)",
     )
-    p.add_argument("--boot", type=int, default=R.N_BOOT, help="bootstrap resamples of episodes")
-    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument(
+        "--boot", type=number("boot"), default=R.N_BOOT, help="bootstrap resamples of episodes"
+    )
+    p.add_argument("--out", type=out_dir, required=True, metavar="DIR")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -154,8 +166,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_grid)
     s = sub.add_parser("sweep", help="memory pressure, delay, density and marker-artifact tables")
     _common(s)
-    s.add_argument("--Ks", default="2,3,5,10,20", help="capacities, comma-separated")
-    s.add_argument("--densities", default="0.1,0.3,0.5,0.7", help="densities, comma-separated")
+    s.add_argument(
+        "--Ks", type=number_list("K"), default="2,3,5,10,20", help="capacities, comma-separated"
+    )
+    s.add_argument(
+        "--densities",
+        type=number_list("recall_density"),
+        default="0.1,0.3,0.5,0.7",
+        help="densities, comma-separated",
+    )
     s.set_defaults(func=cmd_sweep)
     a = sub.add_parser("accuracy", help="a reader's answer accuracy beside retention and recall")
     _common(a)

@@ -9,7 +9,6 @@ answers from either copy.
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.encoders import tokenize
-from workbench.io import InputError
+from workbench.io import InputError, read_json
 
 # Single-token slots and values keep every fact exactly four tokens long, so Jaccard ties
 # under the uninformative query are exact (the QUERY == RECENCY result depends on it).
@@ -493,16 +492,7 @@ def load_squad(path: str | Path) -> SquadPool:
     def err(msg: str, fld: str | None = None) -> InputError:
         return InputError(msg, path=path, field=fld)
 
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise err(f"cannot open: {e.strerror}") from None
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"invalid JSON ({e.msg} at column {e.colno})", path=path, line=e.lineno
-        ) from None
+    doc = read_json(path)  # bytes decoded as UTF-8, depth bounded: errors name file and line
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise err("must be a list of articles (SQuAD v1.1 format)", "data")
     targets, unrelated, seen = [], [], set()

@@ -1,0 +1,198 @@
+"""The explorer's and the workshop's kernel side, without a browser: the rows a page is sent, the
+URL state, uploads, inactive controls, the loading path, the workshop's reveals and score, and the
+generated static files (tests/test_browser.py drives the same code in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from workbench import explorer as ex
+from workbench.app import NOT_IN_VOILA, TEMPLATE, share_dir, voila_command
+from workbench.cli import main as cli
+from workbench.generator import generate
+from workbench.scenario import ScenarioError, save_scenarios
+from workbench.trace import Setting, run_setting
+from workbench.workshop import NONE, Workshop, neutral_ids
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = [
+    Setting(),
+    Setting(template="role", seed=3, total_blocks=50, lam=0.5, hops=2),
+    Setting(template="expense", seed=1, policy="similarity"),
+    Setting(template="threshold", seed=2, policy="recency", multiplier=3.0),
+    Setting(template="worked", policy="no-graph", tau=0.1),
+]
+
+
+@pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"{s.template}-{s.policy}")
+def test_the_page_table_is_the_library_table(s):
+    """The live view builds its table without pandas; it must equal ranking_table's cells."""
+    t = run_setting(s)
+    assert ex.table_rows(t) == ex.table_cells(ex.ranking_table(t))
+
+
+def test_payload_carries_the_library_verdict_and_the_valley_pair():
+    s = SETTINGS[1]
+    p = ex.payload(s, seq=7)
+    t = run_setting(s)
+    assert p["seq"] == 7 and p["verdict"] == ex.verdict_line(t)
+    assert p["land"]["ids"] == t.ranking and len(p["land"]["land"]) == 2 * 50  # r and λ·π
+    assert [r["block"] for r in p["valley"]["valley"]] == [*t.scenario.chain] * 2
+    json.dumps(p)  # one widget message: JSON all the way down
+
+
+def test_query_round_trip_and_bad_values_reported():
+    s = Setting(template="role", seed=7, encoder="sentence", policy="no-graph", multiplier=2.5,
+                lam=0.75, tau=0.3, hops=2, total_blocks=50)  # fmt: skip
+    q = ex.to_query(s)
+    assert "template=" not in q and "theme=" not in q  # Voila's own keys
+    assert ex.from_query(q, Setting()) == (s, [])
+    got, problems = ex.from_query("seed=500&tpl=nope&lambda=x&hops=2&voila-x=1", Setting())
+    assert got == Setting(hops=2)
+    assert [p.split("=")[0] for p in problems] == ["link: seed", "link: tpl", "link: lambda"]
+
+
+def test_inactive_controls_say_why():
+    assert set(ex.inactive(Setting(policy="similarity"))) == {"lam", "tau", "hops"}
+    assert set(ex.inactive(Setting(policy="recency"))) == {"lam", "tau", "hops"}
+    assert set(ex.inactive(Setting(policy="no-graph"))) == {"lam", "hops"}
+    assert ex.inactive(Setting()) == {}
+    assert set(ex.inactive(Setting(template="worked"))) == {"seed", "total_blocks"}
+    assert set(ex.inactive(Setting(), from_file=True)) == {"total_blocks"}
+    # and they really are inactive: moving them changes no ranking
+    for policy, knobs in (("similarity", {"lam": 2.0, "tau": 0.5, "hops": 3}),
+                          ("no-graph", {"lam": 2.0, "hops": 3})):  # fmt: skip
+        s = Setting(template="role", seed=4, policy=policy)
+        assert run_setting(s).ranking == run_setting(s, **knobs).ranking
+
+
+def test_upload_errors_are_the_cli_errors(tmp_path, capsys, monkeypatch):
+    good = tmp_path / "mine.jsonl"
+    save_scenarios([generate("role", 1), generate("profile", 2)], good)
+    assert [s.id for s in ex.read_upload("mine.jsonl", good.read_text())] == [
+        "role/seed=1/blocks=20",
+        "profile/seed=2/blocks=20",
+    ]
+    lines = good.read_text().splitlines()
+    monkeypatch.chdir(tmp_path)
+    for name, text in (
+        ("dup.jsonl", lines[0] + "\n" + lines[0] + "\n"),
+        ("chain.jsonl", lines[1].replace('"chain": ["c1"', '"chain": ["zz"') + "\n"),
+        ("json.jsonl", lines[0] + "\n{oops\n"),
+    ):
+        Path(name).write_text(text)
+        with pytest.raises(ScenarioError) as e:
+            ex.read_upload(name, text)
+        assert str(e.value).startswith(f"{name}: line")
+        assert cli(["evaluate", name, "--out", "o.jsonl"]) == 2
+        assert str(e.value) in capsys.readouterr().err
+    with pytest.raises(ScenarioError, match="empty.jsonl: the file holds no records"):
+        ex.read_upload("empty.jsonl", "\n")
+
+
+def message(view, **content):
+    view._on_msg(view, content, [])
+
+
+def test_widget_messages_change_the_state_and_answer_each_request(tmp_path):
+    view = ex.Explorer(Setting(), warm=False)
+    assert view.ready and view.payload["verdict"] == ex.payload(Setting())["verdict"]
+    message(view, type="set", changes={"seed": 5, "policy": "similarity"}, seq=1)
+    s = Setting(seed=5, policy="similarity")
+    assert view.payload["seq"] == 1 and view.payload["verdict"] == ex.payload(s)["verdict"]
+    message(view, type="set", changes={"lam": 9.0}, seq=2)  # out of range: error, view kept
+    assert "lam must be in" in view.error and view.setting == s and view.payload["seq"] == 2
+    f = tmp_path / "two.jsonl"
+    save_scenarios([generate("role", 1), generate("expense", 2)], f)
+    message(view, type="upload", name="two.jsonl", text=f.read_text(), seq=3)
+    assert view.error == "" and view.payload["state"]["template"] == "file:two.jsonl"
+    message(view, type="set", changes={"scenario": 1}, seq=4)
+    assert (
+        view.payload["scenario_id"] == "expense/seed=2/blocks=20" and view.payload["query"] is None
+    )
+    message(view, type="set", changes={"template": "role"}, seq=5)
+    assert view.upload is None and view.payload["scenario_id"] == "role/seed=5/blocks=20"
+    sent = []
+    view.send = sent.append
+    message(view, type="export", what="csv", seq=6)
+    message(view, type="export", what="json", seq=7)
+    assert sent[0]["text"].splitlines()[0] == ",".join(ex.COLUMNS)
+    assert json.loads(sent[1]["text"])["query"] == ex.to_query(view.setting)
+
+
+def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch, tmp_path):
+    """No model load in this test: the warm-up is replaced, then reports a failure."""
+    # A cache directory of its own gives a fresh, unloaded encoder even when an earlier test in
+    # this process loaded the sentence model.
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
+    started = []
+    monkeypatch.setattr(ex.WARMUP, "start", started.append)
+    s = Setting(template="role", seed=61, encoder="sentence")
+    assert ex.needs_model(s)  # a fresh embedding cache (conftest) and no model loaded
+    view = ex.Explorer(s, warm=False)
+    assert not view.ready and view.busy and view.message == ex.LOADING and not view.payload
+    assert started == [view._warmed]
+    view._warmed("the sentence model could not be loaded: (test)")
+    assert view.ready and not view.busy and view.setting.encoder == "lexical"
+    assert "could not be loaded" in view.message
+
+
+def test_snapshot_under_voila_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVER_SOFTWARE", "voila/0.5")
+    verdict = ex.snapshot(Setting(), tmp_path / "f", tmp_path / "r")
+    assert verdict == ex.verdict_line(run_setting(Setting())) and not any(tmp_path.iterdir())
+
+
+def test_static_files_are_current():
+    """specs.json is charts.live_specs() (scripts/build_static.py), and the vendored vega bundle
+    names the vl-convert that made it: rebuild it (--vega) when that pin moves."""
+    from workbench.charts import live_specs
+
+    assert json.loads(ex.static_text("specs.json")) == json.loads(json.dumps(live_specs()))
+    head = ex.static_text("vega-bundle.js").splitlines()[0]
+    assert f"vl-convert-python {version('vl-convert-python')} " in head
+    assert "export{" in ex.static_text("vega-bundle.js")[-300:].replace(" ", "")
+
+
+def test_voila_is_served_offline():
+    cmd = voila_command("notebooks", 8866)
+    assert (
+        f"--template={TEMPLATE}" in cmd and "--VoilaConfiguration.allow_template_override=NO" in cmd
+    )
+    assert all(f"--VoilaConfiguration.extension_denylist={x}" in cmd for x in NOT_IN_VOILA)
+    template = Path(share_dir()) / "voila" / "templates" / TEMPLATE / "index.html.j2"
+    assert "cdn.jsdelivr.net" in template.read_text()  # the filter that drops those lines
+    assert "http" not in ex.static_text("view.js").replace("http://www.w3.org", "")
+
+
+# --- the workshop ----------------------------------------------------------------------------
+
+
+def test_neutral_ids_hide_kinds_and_are_stable():
+    sc = generate("role", 0)
+    names = neutral_ids(sc)
+    assert sorted(names.values()) == [f"B{k:02d}" for k in range(1, 21)]
+    assert names == neutral_ids(generate("role", 0))
+    order = [b.id for b in sorted(sc.blocks, key=lambda b: names[b.id])]
+    assert order != sc.ids  # not the store order either
+
+
+def test_workshop_questions_hold_no_answer_and_reveals_score():
+    ws = Workshop()
+    p1, p2 = ws.part(1), ws.part(2)
+    question = p1.children[0].value
+    assert not re.search(r"\b[chf]\d+\b", question) and "evicted" not in question
+    assert p1.answer.children == () and "Score: 0 of 0" in ws.score.value
+    sim = run_setting(ws.state, policy="similarity")
+    p1.predict.value = neutral_ids(sim.scenario)[sim.displaced[0]]
+    p1.button.click()
+    assert "Right!" in p1.compare.value and p1.predict.disabled and p1.answer.children
+    p2.predict.value = NONE  # wrong: some lambda in the list rescues this seed
+    p2.button.click()
+    assert "Not this time" in p2.compare.value
+    assert "Score: 1 of 2 predictions right" in ws.score.value

@@ -1,0 +1,434 @@
+// The explorer's and the workshop's front end (an anywidget ES module).
+//
+// The kernel sends numbers, the browser draws: chart specs are built into vega views once, and
+// each change only swaps the views' data. A change to any control is one message to the kernel
+// and one payload back; the table, the verdict and both charts are swapped in one synchronous
+// block, so the page never shows old and new together. Vega comes from the `lib` widget (the
+// vendored vega-bundle.js, sent once per page and imported from a blob: URL): nothing is loaded
+// from outside the machine.
+
+const LIBS = new Map(); // bundle text -> promise of the module: one import per page
+
+async function vegaLib(host, model) {
+  const lib = await host.getModel(model.get("lib"));
+  const src = lib.get("source");
+  if (!LIBS.has(src)) {
+    const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+    LIBS.set(src, import(/* webpackIgnore: true */ url));
+  }
+  return LIBS.get(src);
+}
+
+function esc(s) {
+  const map = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  return String(s).replace(/[&<>"']/g, (c) => map[c]);
+}
+
+function h(html) {
+  const t = document.createElement("template");
+  t.innerHTML = html.trim();
+  return t.content.firstElementChild;
+}
+
+const EMBED = { renderer: "canvas", actions: false, logLevel: 1, tooltip: true };
+
+async function buildView(vegaEmbed, spec) {
+  const div = document.createElement("div");
+  div.className = "wbx-chart";
+  const res = await vegaEmbed(div, structuredClone(spec), EMBED);
+  return { div, view: res.view, finalize: res.finalize };
+}
+
+// Put one payload part (datasets + params) into a view; the caller runs it.
+function feed(view, part, datasets, params) {
+  for (const p of params) if (p in part) view.signal(p, part[p]);
+  for (const d of datasets) {
+    const rows = structuredClone(part[d] || []);
+    view.change(d, view.changeset().remove(() => true).insert(rows));
+  }
+}
+
+const LAND = { datasets: ["land", "marks", "cut", "notes"], params: ["ymax", "ids", "head", "sub"] };
+const VALLEY = { datasets: ["valley", "vcut"], params: ["chain", "head", "sub"] };
+
+function download(name, blob) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// --- one chart (the workshop's reveals) ----------------------------------------------------------
+
+async function renderChart({ model, el, host }) {
+  el.classList.add("wbx-one");
+  const { vegaEmbed } = await vegaLib(host, model);
+  const name = model.get("spec");
+  const built = await buildView(vegaEmbed, model.get("specs")[name]);
+  el.appendChild(built.div);
+  const sets = Object.keys(model.get("data")).filter((k) => Array.isArray(model.get("data")[k]) && !["ids", "chain", "sub"].includes(k));
+  async function draw() {
+    const data = model.get("data");
+    feed(built.view, data, sets, ["ymax", "ids", "chain", "head", "sub"].filter((p) => p in data));
+    built.view.width(Math.max(320, Math.min(el.clientWidth || 640, model.get("width"))));
+    await built.view.runAsync();
+    el.dataset.wbDrawn = "1";
+  }
+  model.on("change:data", draw);
+  await draw();
+  return () => built.finalize();
+}
+
+// --- the explorer ------------------------------------------------------------------------------
+
+const SLIDERS = {
+  seed: { label: "seed", min: 0, max: 99, step: 1, fmt: (v) => String(v) },
+  multiplier: { label: "budget M", min: 1, max: 5, step: 0.25, fmt: (v) => v.toFixed(2) },
+  lam: { label: "λ (lambda)", min: 0, max: 3, step: 0.25, fmt: (v) => v.toFixed(2) },
+  tau: { label: "τ (tau)", min: 0.05, max: 1, step: 0.05, fmt: (v) => v.toFixed(2) },
+  hops: { label: "hops", min: 1, max: 3, step: 1, fmt: (v) => String(v) },
+};
+const SELECTS = {
+  template: "scenario",
+  scenario: "from file",
+  total_blocks: "total blocks",
+  encoder: "encoder",
+  policy: "policy",
+};
+const ORDER = ["template", "scenario", "seed", "total_blocks", "encoder", "policy", "multiplier", "lam", "tau", "hops"];
+const cls = (k) => "wb-control-" + k.replace(/_/g, "-");
+const SHORT = { seed: "seed", total_blocks: "blocks", lam: "λ", tau: "τ", hops: "hops", template: "scenario", encoder: "encoder", policy: "policy", multiplier: "M", scenario: "scenario" };
+
+function controlHTML(k) {
+  if (k in SLIDERS) {
+    const s = SLIDERS[k];
+    return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${s.label}</span>
+      <input type="range" min="${s.min}" max="${s.max}" step="${s.step}"><output></output></label></div>`;
+  }
+  return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${SELECTS[k]}</span>
+    <select></select></label></div>`;
+}
+
+const SKELETON = `
+<div class="wbx">
+  <div class="wbx-side">
+    <div class="wbx-controls">${ORDER.map(controlHTML).join("")}</div>
+    <div class="wbx-why"></div>
+    <div class="wbx-box wbx-files">
+      <label class="wbx-upload wb-control-upload"><span>load a scenario file (.jsonl)</span>
+        <input type="file" accept=".jsonl,.json,application/json"></label>
+    </div>
+    <div class="wbx-box wbx-share">
+      <button type="button" class="wbx-copy" title="a link that opens this exact view">copy link</button>
+      <div class="wbx-link"></div>
+      <div class="wbx-export">
+        <span>save</span><span><button type="button" data-export="csv" title="the ranking table as CSV">table CSV</button>
+          <button type="button" data-export="json" title="every knob of this view as JSON">state JSON</button></span>
+        <span>landscape</span><span><button type="button" data-export="landscape.svg">SVG</button>
+          <button type="button" data-export="landscape.png">PNG</button></span>
+        <span>valley</span><span><button type="button" data-export="valley.svg">SVG</button>
+          <button type="button" data-export="valley.png">PNG</button></span>
+      </div>
+    </div>
+  </div>
+  <div class="wbx-main">
+    <div class="wbx-top">
+      <div class="wbx-verdict wb-verdict"></div>
+      <span class="wbx-spinner" role="status" aria-live="polite">working…</span>
+    </div>
+    <div class="wbx-msg" role="status"></div>
+    <div class="wbx-err" role="alert"></div>
+    <div class="wbx-land wb-landscape"></div>
+    <div class="wbx-row">
+      <div class="wbx-valley wb-valley"></div>
+      <details class="wbx-tdetails" open><summary>ranking table</summary>
+        <div class="wbx-tbox wb-ranking"></div></details>
+    </div>
+  </div>
+</div>`;
+
+function tableHTML(t) {
+  const head = t.cols.map((c) => `<th>${esc(c)}</th>`).join("");
+  const body = t.rows
+    .map((r, k) => `<tr class="${t.cls[k]}">` + r.map((c) => `<td>${esc(c)}</td>`).join("") + "</tr>")
+    .join("");
+  return `<table class="wb-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+async function renderExplorer({ model, el, host }) {
+  el.classList.add("wb-explorer");
+  const root = h(SKELETON);
+  root.dataset.wbSent = "0";
+  root.dataset.lmSuppressShortcuts = "true"; // JupyterLab: arrow keys move a slider, not the cell
+  el.appendChild(root);
+  const $ = (s) => root.querySelector(s);
+  const ctl = (k) => root.querySelector(`.wbx-ctl[data-key="${k}"]`);
+  let views = null; // spec name -> {div, view, finalize}, built once at the first payload
+  let family = null;
+  let latest = null; // the newest payload not yet applied (latest wins)
+  let running = false;
+  let sent = 0; // requests sent to the kernel; a payload answers one of them (payload.seq)
+  let answered = 0;
+  let busyTimer = null;
+  let ticker = null;
+
+  // --- talking to the kernel ---
+  function request(content) {
+    sent += 1;
+    root.dataset.wbSent = String(sent);
+    model.send({ ...content, seq: sent });
+    clearTimeout(busyTimer);
+    busyTimer = setTimeout(showBusy, 100); // busy shows only when an answer takes > 100 ms
+  }
+  function showBusy() {
+    const waiting = answered < sent && !busyTimer;
+    root.classList.toggle("wbx-busy", !!model.get("busy") || waiting);
+  }
+  function onChange(k, value) {
+    request({ type: "set", changes: { [k]: value } });
+  }
+
+  for (const k of ORDER) {
+    const box = ctl(k);
+    const input = box.querySelector("input, select");
+    if (k in SLIDERS) {
+      const out = box.querySelector("output");
+      input.addEventListener("input", () => { out.textContent = SLIDERS[k].fmt(Number(input.value)); });
+      input.addEventListener("change", () => onChange(k, Number(input.value)));
+    } else {
+      input.addEventListener("change", () => onChange(k, k === "total_blocks" || k === "scenario" ? Number(input.value) : input.value));
+    }
+  }
+
+  // --- upload: the file's text goes to the kernel, which reads it like `workbench evaluate` ---
+  const file = root.querySelector(".wbx-upload input");
+  file.addEventListener("change", async () => {
+    const f = file.files && file.files[0];
+    if (!f) return;
+    const text = await f.text();
+    request({ type: "upload", name: f.name, text });
+    file.value = "";
+  });
+
+  // --- share and export ---
+  $(".wbx-copy").addEventListener("click", async () => {
+    const p = model.get("payload");
+    if (!p || !p.query) return;
+    // Voila: this page. JupyterLab: the same notebook rendered by Voila's server extension.
+    const lab = location.pathname.match(/^(.*?)\/(?:lab|doc)(?:\/workspaces\/[^/]+)?\/tree\/(.*)$/);
+    const page = location.origin + (lab ? `${lab[1]}/voila/render/${lab[2]}` : location.pathname);
+    const link = page + "?" + p.query;
+    const box = $(".wbx-link");
+    box.innerHTML = `<input type="text" readonly aria-label="link to this view">`;
+    const input = box.querySelector("input");
+    input.value = link;
+    input.select();
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(link);
+      copied = true;
+    } catch (e) {
+      copied = false; // no clipboard (insecure page): the link stays selected in the box
+    }
+    $(".wbx-copy").textContent = copied ? "link copied" : "copy the link below";
+    setTimeout(() => { $(".wbx-copy").textContent = "copy link"; }, 2000);
+  });
+  root.querySelectorAll("[data-export]").forEach((b) => b.addEventListener("click", async () => {
+    const what = b.dataset.export;
+    const p = model.get("payload");
+    if (!p || !views) return;
+    if (what === "csv" || what === "json") return request({ type: "export", what });
+    const [chart, kind] = what.split(".");
+    const view = chart === "valley" ? views.valley.view : views[family].view;
+    const name = `${p.stem}_${chart}.${kind}`;
+    if (kind === "svg") download(name, new Blob([await view.toSVG()], { type: "image/svg+xml" }));
+    else download(name, await (await fetch(await view.toImageURL("png", 2))).blob());
+  }));
+  model.on("msg:custom", (msg) => {
+    if (msg.type === "download") download(msg.name, new Blob([msg.text], { type: msg.mime }));
+  });
+
+  // --- drawing ---
+  async function ensureViews() {
+    if (views) return;
+    const { vegaEmbed } = await vegaLib(host, model);
+    const specs = model.get("specs");
+    const names = ["components", "similarity", "recency", "valley"];
+    const built = await Promise.all(names.map((n) => buildView(vegaEmbed, specs[n])));
+    views = Object.fromEntries(names.map((n, i) => [n, built[i]]));
+    root.wbViews = views; // for the browser test and the bench
+    $(".wbx-valley").appendChild(views.valley.div);
+  }
+
+  function setControls(p) {
+    const st = p.state;
+    for (const k of ORDER) {
+      const box = ctl(k);
+      const input = box.querySelector("input, select");
+      const c = p.controls[k];
+      box.hidden = !c.shown;
+      if (input.tagName === "SELECT") {
+        const opts = c.options.map((o) => `<option value="${esc(o[0])}">${esc(o[1])}</option>`).join("");
+        if (input.dataset.opts !== opts) { input.innerHTML = opts; input.dataset.opts = opts; }
+      }
+      if (k in SLIDERS && c.max !== undefined) input.max = c.max;
+      const v = String(st[k]);
+      if (input.value !== v) input.value = v;
+      if (k in SLIDERS) box.querySelector("output").textContent = SLIDERS[k].fmt(Number(st[k]));
+      const off = !model.get("ready") || !!c.why;
+      input.disabled = off;
+      box.classList.toggle("wbx-off", off);
+      box.title = c.why || "";
+    }
+    // one line per reason: which inactive controls it covers, and why
+    const why = new Map();
+    for (const k of ORDER) {
+      const c = p.controls[k];
+      if (c.shown && c.why) why.set(c.why, [...(why.get(c.why) || []), SHORT[k]]);
+    }
+    $(".wbx-why").innerHTML = model.get("ready")
+      ? [...why].map(([r, ks]) => `<div>${esc(ks.join(", "))}: ${esc(r)}</div>`).join("")
+      : "";
+    file.disabled = !model.get("ready");
+    $(".wbx-copy").disabled = !p.query;
+    $(".wbx-copy").title = p.query ? "a link that opens this exact view" : "a link cannot carry an uploaded file";
+  }
+
+  function width(box, fallback) {
+    return Math.max(300, Math.floor(box.getBoundingClientRect().width) || fallback);
+  }
+
+  async function apply(p) {
+    const T = { recv: performance.now(), kernel: p.kernel_ms };
+    await ensureViews();
+    const fam = p.land.family;
+    const lv = views[fam].view;
+    const vv = views.valley.view;
+    feed(lv, p.land, LAND.datasets, LAND.params);
+    feed(vv, p.valley, VALLEY.datasets, VALLEY.params);
+    lv.width(width($(".wbx-land"), 640));
+    vv.width(Math.min(420, width($(".wbx-valley"), 360)));
+    await Promise.all([lv.runAsync(), vv.runAsync()]);
+    T.vega = performance.now();
+    // --- the swap: one synchronous block from here on, so one frame shows all of it ---
+    if (family !== fam) {
+      $(".wbx-land").replaceChildren(views[fam].div);
+      family = fam;
+    }
+    const tb = $(".wbx-tbox");
+    const body = tb.querySelector("tbody");
+    if (body && body.rows.length === p.table.rows.length) {
+      p.table.rows.forEach((r, k) => {
+        const tr = body.rows[k];
+        if (tr.className !== p.table.cls[k]) tr.className = p.table.cls[k];
+        r.forEach((c, m) => { if (tr.cells[m].textContent !== c) tr.cells[m].textContent = c; });
+      });
+    } else tb.innerHTML = tableHTML(p.table);
+    $(".wbx-tdetails summary").textContent = `ranking table (${p.table.rows.length} blocks)`;
+    const v = $(".wbx-verdict");
+    v.innerHTML = `<b class="wb-verdict-text">${esc(p.verdict)}</b>`;
+    v.classList.toggle("wbx-broken", !!p.broken);
+    if (p.seq >= sent) setControls(p); // controls follow the kernel unless the user moved on
+    else setControls({ ...p, state: { ...p.state, ...currentInputs() } });
+    answered = Math.max(answered, p.seq);
+    T.swap = performance.now();
+    root.dataset.wbT = JSON.stringify(T); // where the time went (scripts/bench_explorer.py)
+    root.dataset.wbSeq = String(p.seq);
+    root.dataset.wbState = p.query || "";
+    if (model.get("voila") && p.query) history.replaceState(null, "", location.pathname + "?" + p.query);
+  }
+
+  function currentInputs() {
+    const out = {};
+    for (const k of ORDER) {
+      const input = ctl(k).querySelector("input, select");
+      out[k] = input.value;
+    }
+    return out;
+  }
+
+  async function pump() {
+    if (running) return;
+    running = true;
+    while (latest) {
+      const p = latest;
+      latest = null;
+      try {
+        await apply(p);
+      } catch (e) {
+        $(".wbx-err").textContent = "view error: " + e.message;
+        console.error(e);
+      }
+    }
+    running = false;
+    clearTimeout(busyTimer);
+    busyTimer = null;
+    showBusy();
+  }
+
+  function onPayload() {
+    const p = model.get("payload");
+    if (!p || p.seq === undefined || !p.verdict) return;
+    latest = p;
+    pump();
+  }
+  function showMessage() {
+    const m = model.get("message");
+    const box = $(".wbx-msg");
+    clearInterval(ticker);
+    ticker = null;
+    box.textContent = m;
+    if (m && model.get("busy")) {
+      const t0 = performance.now();
+      ticker = setInterval(() => {
+        box.textContent = `${model.get("message")} ${Math.round((performance.now() - t0) / 1000)} s`;
+      }, 1000);
+    }
+  }
+  function showError() {
+    $(".wbx-err").textContent = model.get("error");
+    if (model.get("error")) answered = sent; // the kernel answered with an error, not a view
+    showBusy();
+  }
+  function showReady() {
+    const p = model.get("payload");
+    if (p && p.controls) setControls(p);
+    else for (const k of ORDER) ctl(k).querySelector("input, select").disabled = !model.get("ready");
+    file.disabled = !model.get("ready");
+    root.classList.toggle("wbx-loading", !model.get("ready"));
+  }
+
+  model.on("change:payload", onPayload);
+  model.on("change:busy", () => { showBusy(); showMessage(); });
+  model.on("change:message", showMessage);
+  model.on("change:error", showError);
+  model.on("change:ready", showReady);
+  let lastWidth = 0;
+  const resize = new ResizeObserver(() => {  // redraw at the new width (sidebar opened, window resized)
+    const w = Math.floor($(".wbx-land").getBoundingClientRect().width);
+    const p = model.get("payload");
+    if (Math.abs(w - lastWidth) < 8 || !p || !p.verdict || !views) return;
+    lastWidth = w;
+    latest = latest || p;
+    pump();
+  });
+  resize.observe($(".wbx-land"));
+  showMessage();
+  showError();
+  showReady();
+  onPayload();
+  return () => {
+    resize.disconnect();
+    clearInterval(ticker);
+    if (views) Object.values(views).forEach((v) => v.finalize());
+  };
+}
+
+export default {
+  render(ctx) {
+    return ctx.model.get("kind") === "chart" ? renderChart(ctx) : renderExplorer(ctx);
+  },
+};
