@@ -16,8 +16,7 @@ notebooks: reproduce
 
 test:
 	@scripts/setup_env.sh --browser
-	$(BIN)/python -m pytest tests -p no:cacheprovider
-	$(BIN)/python scripts/nbval.py -q
+	$(BIN)/python scripts/nbval.py --with-tests -n 2 --dist loadfile
 
 test-fast: setup
 	$(BIN)/python -m pytest tests -x -q -p no:cacheprovider -m "not browser and not slow"

@@ -495,29 +495,12 @@ def test_python_dash_m_workbench_closure():
 # --- the notebook --------------------------------------------------------------------------------
 
 
-def test_notebook_runs_with_small_parameters(tmp_path):
-    import papermill as pm
-
+def test_the_committed_notebook_records_what_the_issue_asks():
+    """Notebook 07's stored records (nbval re-executes it and compares): every manager can fail
+    with enforcement off, closure never evicts a binding, a real trimmer orphans handles."""
     from workbench.notebook import read_records
 
-    out = tmp_path / "07_closure.ipynb"
-    pm.execute_notebook(
-        str(ROOT / "notebooks" / "07_closure.ipynb"),
-        str(out),
-        cwd=str(ROOT / "notebooks"),
-        kernel_name="python3",
-        progress_bar=False,
-        parameters={
-            "SEEDS": "0:2",
-            "TURNS": 120,
-            "BOOT": 200,
-            "LOG_SEEDS": "0:1",
-            "LOG_TURNS": 40,
-            "FIGURES_DIR": str(tmp_path / "fig"),
-            "RESULTS_DIR": str(tmp_path / "res"),
-        },
-    )
-    rec = read_records(out)
+    rec = read_records(ROOT / "notebooks" / "07_closure.ipynb")
     o = rec["outcomes"]
     assert o["relevance"]["silent"] + o["relevance"]["loud"] > 0
     assert all(v > 0 for v in rec["enforcement_off_failures"].values())
@@ -535,9 +518,9 @@ def test_notebook_runs_with_small_parameters(tmp_path):
     assert rec["ours_fits"]["closed_fits"] == rec["ours_fits"]["runs"]
     assert logs["langchain (documented)"]["orphan_handles"] > 0
     for name in ("closure_timeline", "closure_outcomes"):
-        assert (tmp_path / "fig" / f"{name}.svg").exists()
+        assert (ROOT / "figures" / f"{name}.svg").stat().st_size > 1000
     for name in ("summary", "runs", "boundary", "margin", "logs"):
-        text = (tmp_path / "res" / f"closure_{name}.csv").read_text()
+        text = (ROOT / "data" / "results" / f"closure_{name}.csv").read_text()
         assert "source" in text.splitlines()[0]  # every CSV states its source
         assert "simulated" in text or "hand-written" in text
 

@@ -1,41 +1,35 @@
-"""Notebook 09 at small parameters: its live retention table is what the library computes for
+"""Notebook 09 as stored: its live retention table is what the library computes for
 the same store, and the committed tables it plots exist and meet the issue's targets."""
 
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from workbench import bigstore
 from workbench.notebook import read_records
-from workbench.reproduce import NOTEBOOK_DIR, execute
+from workbench.reproduce import NOTEBOOK_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "data" / "results"
 
 
-@pytest.mark.slow
 def test_scale_notebook_live_retention(tmp_path):
-    params = dict(
-        NS=[200, 400],
-        ENCODERS="lexical",
-        QUERIES=3,
-        FIGURES_DIR=str(tmp_path / "figures"),
-        RESULTS_DIR=str(RESULTS),  # read only: the committed measurement tables
-    )
+    """The stored live table (nbval re-executes the notebook and compares) is what the library
+    computes for the same stores; checked here for the lexical rows (no model needed)."""
     nb = NOTEBOOK_DIR / "09_scale.ipynb"
-    before = nb.read_bytes()
-    rec = read_records(execute(nb, tmp_path / "09.ipynb", params, progress=False))
-    assert nb.read_bytes() == before
-    rows, _ = bigstore.retention_study([200, 400], ["lexical"], tmp_path / "stores", queries=3)
+    rec = read_records(nb)
+    ns, queries = [300, 1000], 10  # the notebook's stored parameters
+    rows, _ = bigstore.retention_study(ns, ["lexical"], tmp_path / "stores", queries=queries)
     want = {
         f"{r.blocks}/{r.encoder}/{r.template}/{r.policy}": round(r.full_chain, 4)
         for r in bigstore.retention_summary(rows).itertuples()
     }
-    assert rec["live_retention"] == want
     assert len(want) == 2 * 4 * 2  # two stores x four templates x two policies
+    assert {k: v for k, v in rec["live_retention"].items() if "/lexical/" in k} == want
+    assert {k.split("/")[1] for k in rec["live_retention"]} == {"lexical", "sentence"}
+    assert rec["live_rows_in_committed"] > 0
     for name in ("scale_step", "scale_memory", "scale_retention"):
-        assert (tmp_path / "figures" / f"{name}.svg").stat().st_size > 1000
+        assert (ROOT / "figures" / f"{name}.svg").stat().st_size > 1000
 
 
 def test_committed_scale_tables_meet_the_targets():
