@@ -35,7 +35,7 @@ import tempfile
 import pandas as pd
 from IPython.display import Markdown, display
 
-from workbench import bigstore, scale_charts, stepcost, sweep
+from workbench import bigstore, scale_charts, sweep
 from workbench.notebook import record, show_figure, show_table
 
 # %% tags=["parameters"]
@@ -71,13 +71,8 @@ Markdown(
 )
 
 # %% [markdown]
-# The same measurement at this notebook's small N, on this machine, now (timings change from
-# run to run, so this cell's output is not compared):
-
-# %%
-# wall-clock timings of this run: they change from run to run
-# NBVAL_IGNORE_OUTPUT
-show_table(pd.DataFrame([stepcost.measure(n, repeat=5) for n in NS]), digits=4)
+# To measure the step on your machine, run `make bench ARGS=--scale` (a timing changes from run to
+# run, so this notebook shows only committed measurements: re-running it gives the same bytes).
 
 # %% [markdown]
 # ## Memory against N
