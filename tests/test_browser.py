@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -45,9 +46,14 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def voila_log(tmp_path_factory):
+    return tmp_path_factory.mktemp("voila") / "voila.log"
+
+
+@pytest.fixture(scope="module")
+def app(voila_log):
     """Voila serving notebooks/ (the explorer and the workshop write no file under Voila)."""
-    log = tmp_path_factory.mktemp("voila") / "voila.log"
+    log = voila_log
     env = dict(os.environ, WORKBENCH_WARM="0")  # the test's pages never need the model loaded
     try:
         with serve(NOTEBOOKS, env=env, log=log) as url:
@@ -277,6 +283,32 @@ def screenshots(page, name: str, scroll_to: str | None = None) -> None:
         if scroll_to:
             page.locator(scroll_to).scroll_into_view_if_needed()
         page.screenshot(path=str(Path(folder) / f"{name}_{w}x{h}.png"))
+
+
+def test_a_reloaded_or_closed_page_shuts_its_kernel_down(browser, app, voila_log):
+    """Each reload or closed tab ends its kernel at once (a room of thirty reloading pages must
+    not pile up kernels until the server stops); the shutdown request is not refused."""
+    refused = []
+    page = open_explorer(browser, app)
+    page.on("response", lambda r: r.status >= 400 and refused.append(f"{r.status} {r.url}"))
+
+    def count(word: str) -> int:
+        return voila_log.read_text().count(f"Kernel {word}:")
+
+    def wait_for_shutdowns(n: int) -> None:
+        for _ in range(300):
+            if count("shutdown") >= n:
+                return
+            time.sleep(0.1)
+        pytest.fail(f"{count('shutdown')} kernel shutdowns, expected {n}:\n{voila_log.read_text()}")
+
+    before = count("shutdown")
+    page.reload(timeout=TIMEOUT_MS)
+    page.wait_for_selector(".wbx[data-wb-seq]", timeout=TIMEOUT_MS)
+    wait_for_shutdowns(before + 1)  # the first page's kernel, at the reload
+    page.close(run_before_unload=True)
+    wait_for_shutdowns(before + 2)  # the reloaded page's kernel, at the close
+    assert refused == []
 
 
 def test_nothing_left_the_machine_and_no_console_error(browser):
