@@ -204,7 +204,7 @@ def test_explorer_every_control_upload_share_export(app, browser, tmp_path, caps
     assert shown(other) == shown(page)
     other.close()
 
-    # exports: the ranking table (CSV), a chart (SVG) and the state (JSON)
+    # exports: the ranking table (CSV), the charts (SVG, PNG) and the state (JSON)
     with page.expect_download() as dl:
         page.click("[data-export=csv]")
     want = ranking_table(run_setting(s)).to_csv(
@@ -215,6 +215,12 @@ def test_explorer_every_control_upload_share_export(app, browser, tmp_path, caps
         page.click("[data-export='landscape.svg']")
     svg = Path(dl.value.path()).read_text()
     assert svg.startswith("<svg") and "Score landscape: role/seed=2/blocks=50" in svg
+    with page.expect_download() as dl:
+        page.click("[data-export='valley.png']")
+    png = Path(dl.value.path()).read_bytes()
+    assert dl.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width >= 400 and height >= 200, (width, height)  # a drawn chart at 2x, not a stub
     with page.expect_download() as dl:
         page.click("[data-export=json]")
     state = json.loads(Path(dl.value.path()).read_text())
