@@ -121,8 +121,9 @@ def test_type_oracle_matches_a_slow_loop_and_drops_distractors_first(global_seed
     assert (kept & ~ep.distractor).sum(1).tolist() == [5] * 80 and not (kept & ep.distractor).any()
 
 
-def test_frequency_matches_a_slow_loop(global_seed):
-    ep = E.make_episodes(60, seed=global_seed)
+@pytest.mark.parametrize("repeats", [0, 2], ids=["plain", "restated-facts"])
+def test_frequency_matches_a_slow_loop(global_seed, repeats):
+    ep = E.make_episodes(60, seed=global_seed, repeats=repeats)
     kept = retain("frequency", ep, 4)
     for e in range(60):
         toks = [set(t.lower().rstrip(".").split()) for t in ep.stream(e)]
@@ -354,22 +355,6 @@ def test_restated_facts(global_seed):
     )
     with pytest.raises(ValueError, match="repeats"):
         E.make_episodes(2, repeats=7)
-
-
-def test_frequency_with_restated_facts_matches_a_slow_loop(global_seed):
-    ep = E.make_episodes(60, seed=global_seed, repeats=2)
-    kept = retain("frequency", ep, 4)
-    for e in range(60):
-        toks = [set(t.lower().rstrip(".").split()) for t in ep.stream(e)]
-
-        def evict(buf, t, toks=toks):
-            seen = toks[: t + 1]
-            score = {
-                i: sum(sum(tok in s for s in seen) for tok in toks[i]) / len(toks[i]) for i in buf
-            }
-            return min(buf, key=lambda i: (round(score[i], 9), i))
-
-        assert set(np.flatnonzero(kept[e])) == _slow_retain(evict, 10, 4)
 
 
 def test_delay_table_has_episode_bootstrap_intervals(grids):
