@@ -178,6 +178,27 @@ def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
     assert again.report.closed
 
 
+@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_trimmers_running_orphan_set_is_the_full_check(conv, fmt, data):
+    """The trimmer keeps the dangling handles up to date as spans join (so a trim is not
+    quadratic); at every step they are exactly what the full closure check reports."""
+    log = logs.read(_fresh(conv, fmt), fmt)
+    index = logs.SpanIndex(P).extend(log.spans())
+    n = len(index)
+    order = data.draw(st.permutations(range(n)))
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=6)))
+    always = range(len(log.messages), n)  # spans past the messages are always kept
+    running = trim._Dangling(index, always)
+    kept = set(always)
+    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
+        step = [i for i in order[a:b] if i not in kept]
+        assert running.if_added(step) == set(index.report(sorted(kept | set(step))).orphans)
+        running.add(step)
+        kept |= set(step)
+        assert running.handles == set(index.report(sorted(kept)).orphans)
+
+
 def test_trim_messages_returns_langchain_objects_too():
     pytest.importorskip("langchain_core")
     from langchain_core.messages import BaseMessage, messages_from_dict

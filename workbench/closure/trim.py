@@ -80,6 +80,39 @@ def _blocks(log: Log) -> list[list[int]]:
     return sorted(groups.values())
 
 
+class _Dangling:
+    """The handles a growing kept set names but neither defines nor tombstones (what
+    `SpanIndex.report(...).orphans` lists), kept up to date as spans join: asking what a candidate
+    would leave dangling costs O(the candidate's spans), not O(everything kept)."""
+
+    def __init__(self, index: SpanIndex, always: range):
+        self.index = index
+        self.cover: set[str] = set()  # handles a kept span defines or tombstones
+        self.handles: set[str] = set()
+        self.add(always)
+
+    def _new(self, positions) -> tuple[set, set]:
+        ix = self.index
+        covered, named = set(), set()
+        for i in positions:
+            covered |= ix.defs[i] | ix.tombs[i]
+            named |= ix.refs[i]
+        return covered, named
+
+    def _after(self, covered: set, named: set) -> set:
+        out = self.handles - covered
+        out.update(h for h in named if h not in covered and h not in self.cover)
+        return out
+
+    def if_added(self, positions) -> set:
+        return self._after(*self._new(positions))
+
+    def add(self, positions) -> None:
+        covered, named = self._new(positions)
+        self.handles = self._after(covered, named)
+        self.cover |= covered
+
+
 def _output_tokens(log: Log, out, counter) -> int:
     """Tokens of a written log, by the counter, read back in the same format (the Anthropic
     top-level system counted as one more message)."""
@@ -145,16 +178,24 @@ def trim_log(
         kept_msgs = sorted(i for b in kept_blocks for i in blocks[b])
         return set(index.report(kept_msgs + list(range(len(msgs), len(index)))).orphans)
 
-    def total(kept_blocks) -> int:
-        d = dangling(kept_blocks)
-        return (
-            sum(bcost[b] for b in kept_blocks)
-            + sum(tcost(h) for h in d)
-            + (sys_overhead if d else 0)
-            + (counter(Message(-1, "system", json.dumps(log.system))) if log.system else 0)
-        )
-
+    fixed = counter(Message(-1, "system", json.dumps(log.system))) if log.system else 0
     kept = set(system) if keep_system else set()
+    open_handles = _Dangling(index, range(len(msgs), len(index)))  # spans past the messages stay
+    open_handles.add([i for b in kept for i in blocks[b]])
+    kept_cost = sum(bcost[b] for b in kept)
+
+    def total_with(new_blocks) -> int:
+        """Tokens of the kept set plus `new_blocks` (not yet kept), its tombstones included."""
+        d = open_handles.if_added([i for b in new_blocks for i in blocks[b]])
+        extra = sum(bcost[b] for b in new_blocks)
+        return kept_cost + extra + sum(tcost(h) for h in d) + (sys_overhead if d else 0) + fixed
+
+    def keep(new_blocks) -> None:
+        nonlocal kept_cost
+        open_handles.add([i for b in new_blocks for i in blocks[b]])
+        kept_cost += sum(bcost[b] for b in new_blocks)
+        kept.update(new_blocks)
+
     if strategy == "last":
         order = [b for b in range(len(blocks) - 1, -1, -1) if b not in kept]
     else:
@@ -175,10 +216,10 @@ def trim_log(
                 if p not in want and p not in kept:
                     want.add(p)
                     stack.append(p)
-        if total(kept | want) <= max_tokens:
-            kept |= want
-        elif want != {b} and total(kept | {b}) <= max_tokens:
-            kept.add(b)
+        if total_with(want - kept) <= max_tokens:
+            keep(want - kept)
+        elif want != {b} and total_with({b} - kept) <= max_tokens:
+            keep({b} - kept)
         elif strategy == "last":
             break  # the newest turns, contiguous
     if start_on_user:
