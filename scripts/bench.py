@@ -13,7 +13,8 @@
 - notebook 10's k-hop sweep (500 seeds x 4 templates x 2 sizes x 17 settings) on the batch engine;
 - closure check (load + replay through the gate at budget 400 + report) of a 10^2..10^5-span
   tool-call log (target at 10^5: <= 5 s), the plain check of 10^5 spans and of 30,000 spans each
-  naming a different undefined handle, and one closure scan against r retained spans.
+  naming a different undefined handle, one closure scan against r retained spans, and the
+  closure-safe trim (relevance) of a simulated agent's OpenAI log of 458 and 4,594 messages.
 
 - scale: one retention step at N = 10^4, 10^5, 10^6 (d = 384, |E| = N) beside the numpy floor
   measured in the same run, their ratio (target at 10^6: <= 2.0) and peak memory (target
@@ -26,7 +27,7 @@
 
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
 `python scripts/bench.py --scale` runs the scale figures only.
-`python scripts/bench.py --closure` runs the closure figures only, `--explorer` the explorer's.
+`python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's.
 """
 
 from __future__ import annotations
@@ -167,6 +168,24 @@ def bench_closure() -> None:
         kept = list(range(r))
         med, _ = timed(lambda: index.report(kept), repeat=5)  # noqa: B023
         report(f"one closure scan of {r:,} retained spans (median)", med)
+    from workbench.closure import loggen
+    from workbench.closure.agent import episode_log
+    from workbench.closure.logs import read
+    from workbench.closure.trim import trim_log
+
+    for turns in (300, 3_000):  # a simulated agent's episode as an OpenAI message list
+        log = read(
+            json.loads(
+                json.dumps(loggen.render(loggen.from_episode(episode_log(0, turns)), "openai"))
+            ),
+            "openai",
+        )
+        for budget in (4_000, 20_000):
+            med, _ = timed(lambda: trim_log(log, budget, strategy="relevance"), repeat=3)  # noqa: B023
+            report(
+                f"closure trim --strategy relevance, {len(log.messages):,} messages to {budget:,} tokens (median)",
+                med,
+            )
 
 
 REFERENCE_SECONDS = 112.6  # the paper artifact's runner on the main suite, last measured (issue 12)

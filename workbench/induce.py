@@ -56,17 +56,22 @@ def check_patterns(patterns: Patterns) -> Patterns:
     return patterns
 
 
+def _scans(scenario: Scenario, patterns: Patterns, memo: dict | None) -> list:
+    """(refs, defs, tombstones) per block, each distinct text scanned once (`memo` may be shared
+    across scenarios: the benchmark's fillers and honeypots repeat)."""
+    memo = {} if memo is None else memo
+    for b in scenario.blocks:
+        if b.text not in memo:
+            memo[b.text] = patterns.scan(b.text)
+    return [memo[b.text] for b in scenario.blocks]
+
+
 def handle_edges(
     scenario: Scenario, patterns: Patterns = BENCHMARK_PATTERNS, _memo: dict | None = None
 ) -> tuple[tuple[str, str], ...]:
     """(dependent, prerequisite) pairs: a block referencing a handle it does not define itself
     depends on every other block that defines it (store order carries no time here)."""
-    memo = {} if _memo is None else _memo
-    scans = []
-    for b in scenario.blocks:
-        if b.text not in memo:
-            memo[b.text] = patterns.scan(b.text)
-        scans.append(memo[b.text])
+    scans = _scans(scenario, patterns, _memo)
     definers: dict[str, list[int]] = {}
     for i, (_, defs, _) in enumerate(scans):
         for h in defs:
@@ -93,12 +98,7 @@ def identifiers_on_edges(
 ) -> list[Identifiers]:
     """For each of the scenario's own edges: do its blocks share / hand off an identifier?"""
     pos = scenario.index()
-    memo = {} if _memo is None else _memo
-    scans = []
-    for b in scenario.blocks:
-        if b.text not in memo:
-            memo[b.text] = patterns.scan(b.text)
-        scans.append(memo[b.text])
+    scans = _scans(scenario, patterns, _memo)
     out = []
     for d, p in scenario.edges:
         (rd, dd, _), (rp, dp, _) = scans[pos[d]], scans[pos[p]]
