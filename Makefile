@@ -38,7 +38,7 @@ explore: setup
 
 # Voila serves notebooks/ offline (the package's `wb` template, no CDN); it prints the two pages.
 app: setup
-	$(BIN)/python -m workbench.app --port $(PORT) notebooks
+	$(BIN)/python -m workbench.explore.app --port $(PORT) notebooks
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

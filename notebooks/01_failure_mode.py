@@ -26,10 +26,10 @@
 # %%
 import pandas as pd
 
-from workbench import charts
-from workbench.experiments import write_table
-from workbench.notebook import record, show_figure, show_table
-from workbench.trace import Setting, blocks_table, chain_table, run_setting, valley_pair
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.trace import Setting, blocks_table, chain_table, run_setting, valley_pair
 
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence
@@ -110,7 +110,7 @@ print(seed_dsgc.verdict())
 # %%
 seed_chain = chain_table(state)
 show_table(seed_chain, digits=4)
-csv = write_table(pd.concat([worked_chain, seed_chain]), f"{RESULTS_DIR}/failure_mode_chain.csv")
+csv = write_csv(pd.concat([worked_chain, seed_chain]), f"{RESULTS_DIR}/failure_mode_chain.csv")
 
 # %%
 show_figure(charts.valley(*valley_pair(state)), "failure_seed_valley", FIGURES_DIR)

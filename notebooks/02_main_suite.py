@@ -24,16 +24,12 @@
 # %%
 from IPython.display import Markdown
 
-from workbench import charts
-from workbench.experiments import (
-    differences,
-    protocol_for,
-    run_protocol,
-    table1,
-    table2,
-    write_table,
-)
-from workbench.notebook import record, show_figure, show_table
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.paper import differences, table1, table2
+from workbench.dsgc.protocols import protocol_for
+from workbench.dsgc.runs import run_protocol
 
 # %% tags=["parameters"]
 ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
@@ -66,7 +62,7 @@ print(
 # %%
 t1 = table1(runs)
 show_table(t1[["encoder", "regime", "policy", "n", "mean", "std", "ours", "paper", "diff"]])
-write_table(t1, f"{RESULTS_DIR}/table1.csv")
+write_csv(t1, f"{RESULTS_DIR}/table1.csv")
 record("table1", {f"{r.encoder}/{r.regime}/{r.policy}": r.mean for r in t1.itertuples()})
 
 # %%
@@ -96,7 +92,7 @@ record("similarity_equals_no_graph", same)
 # %%
 t2 = table2(runs)
 show_table(t2[["encoder", "template", "policy", "n", "mean", "std", "ours", "paper", "diff"]])
-write_table(t2, f"{RESULTS_DIR}/table2.csv")
+write_csv(t2, f"{RESULTS_DIR}/table2.csv")
 record("table2", {f"{r.encoder}/{r.template}/{r.policy}": r.mean for r in t2.itertuples()})
 
 # %%
@@ -111,7 +107,7 @@ Markdown(differences(t2, ["encoder", "template", "policy"], what="Table 2"))
 
 # %% [markdown]
 # **Reading the differences.** The workbench regenerates the benchmark from its own templates
-# (workbench/generator.py); the paper's exact sentences are not published, so seed-level numbers
+# (workbench/dsgc/generator.py); the paper's exact sentences are not published, so seed-level numbers
 # differ and means can move by a few seeds' worth (1/15 = 0.07 per seed). What should hold is the
 # shape: controls saturated for every policy, similarity-only equal to no-graph DSGC, and DSGC
 # above similarity-only on the targets. The notes above list every cell that moved by more than

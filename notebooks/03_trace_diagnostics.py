@@ -25,18 +25,14 @@
 # %%
 from IPython.display import Markdown
 
-from workbench import charts
-from workbench.experiments import (
-    paper_table3,
-    protocol_for,
-    run_protocol,
-    table3,
-    table3_note,
-    write_table,
-)
-from workbench.explorer import ranking_table, verdict_line
-from workbench.notebook import record, show_figure, show_table
-from workbench.trace import Setting, run_setting, valley_pair
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.paper import paper_table3, table3, table3_note
+from workbench.dsgc.protocols import protocol_for
+from workbench.dsgc.runs import run_protocol
+from workbench.dsgc.trace import Setting, run_setting, valley_pair
+from workbench.explore.explorer import ranking_table, verdict_line
 
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence (the paper's Table 3: lexical)
@@ -71,7 +67,7 @@ print(f"{len(t3)} failing seeds of {len(runs)}")
 
 # %%
 show_table(t3)
-write_table(t3, f"{RESULTS_DIR}/table3.csv")
+write_csv(t3, f"{RESULTS_DIR}/table3.csv")
 record("table3", t3[["seed", "ranks", "top_non_chain", "displaced", "margin"]].to_dict("records"))
 
 # %% [markdown]

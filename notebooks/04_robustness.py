@@ -23,18 +23,12 @@
 # %%
 from IPython.display import Markdown
 
-from workbench import charts
-from workbench.experiments import (
-    differences,
-    protocol_for,
-    run_protocol,
-    table4,
-    table5,
-    table6,
-    window_table,
-    write_table,
-)
-from workbench.notebook import record, show_figure, show_table
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.paper import differences, table4, table5, table6, window_table
+from workbench.dsgc.protocols import protocol_for
+from workbench.dsgc.runs import run_protocol
 
 COLUMNS = ["n", "mean", "std", "ours", "paper", "diff"]
 
@@ -59,7 +53,7 @@ RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 # %%
 t4 = table4(run_protocol(protocol_for("lambda", SEEDS, ENCODERS, lambdas=LAMBDAS)))
 show_table(t4[["template", "encoder", "lambda", *COLUMNS]])
-write_table(t4, f"{RESULTS_DIR}/table4.csv")
+write_csv(t4, f"{RESULTS_DIR}/table4.csv")
 record(
     "table4",
     {
@@ -101,7 +95,7 @@ t5 = table5(
     )
 )
 show_table(t5[["template", "budget_multiplier", "policy", *COLUMNS]])
-write_table(t5, f"{RESULTS_DIR}/table5.csv")
+write_csv(t5, f"{RESULTS_DIR}/table5.csv")
 record(
     "table5", {f"{r.template}/{r.budget_multiplier:g}/{r.policy}": r.mean for r in t5.itertuples()}
 )
@@ -131,7 +125,7 @@ Markdown(differences(t5, ["template", "budget_multiplier", "policy"], what="Tabl
 # %%
 tw = window_table(run_protocol(protocol_for("window", SEEDS)))
 show_table(tw[["encoder", "budget_multiplier", "policy", *COLUMNS]])
-write_table(tw, f"{RESULTS_DIR}/window.csv")
+write_csv(tw, f"{RESULTS_DIR}/window.csv")
 record("window", {r.policy: r.mean for r in tw.itertuples()})
 
 # %% [markdown]
@@ -140,7 +134,7 @@ record("window", {r.policy: r.mean for r in tw.itertuples()})
 # %%
 t6 = table6(run_protocol(protocol_for("scale", SEEDS, ENCODERS, total_blocks=SIZES)))
 show_table(t6[["template", "encoder", "total_blocks", *COLUMNS]])
-write_table(t6, f"{RESULTS_DIR}/table6.csv")
+write_csv(t6, f"{RESULTS_DIR}/table6.csv")
 record("table6", {f"{r.encoder}/{r.template}/{r.total_blocks}": r.mean for r in t6.itertuples()})
 
 # %%

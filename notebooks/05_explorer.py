@@ -20,8 +20,8 @@
 # change together (how to use it: below the explorer).
 
 # %%
-from workbench.explorer import explorer, snapshot
-from workbench.trace import Setting
+from workbench.dsgc.trace import Setting
+from workbench.explore.explorer import explorer, snapshot
 
 # %% tags=["parameters"]
 TEMPLATE = "profile"  # worked | expense | threshold | role | profile

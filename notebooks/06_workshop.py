@@ -32,7 +32,7 @@
 # writes no file, so a whole room can use one checkout.
 
 # %%
-from workbench.workshop import Workshop
+from workbench.explore.workshop import Workshop
 
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence

@@ -24,9 +24,9 @@ from IPython.display import Markdown
 
 from workbench.closure import agent, charts, compare, gate, managers, report
 from workbench.closure.spans import load_spans
-from workbench.io import write_csv
-from workbench.notebook import record, show_figure, show_table
-from workbench.seeds import seed_range
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.common.seeds import seed_range
 
 # %% tags=["parameters"]
 SEED = 0  # any non-negative int: the run drawn in the timeline

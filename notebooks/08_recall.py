@@ -22,8 +22,8 @@
 import pandas as pd
 from IPython.display import Markdown
 
-from workbench.encoders import get_encoder
-from workbench.notebook import record, show_figure, show_table
+from workbench.common.encoders import get_encoder
+from workbench.common.notebook import record, show_figure, show_table
 from workbench.recall import charts as C
 from workbench.recall import episodes as E
 from workbench.recall import expectation as X

@@ -35,8 +35,10 @@ import tempfile
 import pandas as pd
 from IPython.display import Markdown, display
 
-from workbench import bigstore, scale_charts, sweep
-from workbench.notebook import record, show_figure, show_table
+from workbench.common import sweep
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.scale import bigstore
+from workbench.scale import charts as scale_charts
 
 # %% tags=["parameters"]
 NS = [300, 1000]  # store sizes run live here (ints from 100; the committed tables reach 10^6)

@@ -24,19 +24,21 @@
 # predictions beside our measurements.
 #
 # Every number comes with a 95% bootstrap interval over seeds (2000 fixed, seeded resamples,
-# percentile intervals, `workbench.stats`); where two settings are compared on the same seeds the
+# percentile intervals, `workbench.common.stats`); where two settings are compared on the same seeds the
 # difference is paired (the same resamples for both), with the number of seeds that went up and
-# down. Sweeps run on the batch engine (`workbench.batch`: the same arithmetic as `policies.DSGC`
+# down. Sweeps run on the batch engine (`workbench.dsgc.batch`: the same arithmetic as `policies.DSGC`
 # for many scenarios and settings at once; a test checks it against `Trace` run by run).
 
 # %%
 import pandas as pd
 from IPython.display import Markdown
 
-from workbench import beyond, charts, stats
-from workbench.experiments import write_table
-from workbench.notebook import record, show_figure, show_table
-from workbench.seeds import parse_seeds
+from workbench.beyond import studies as beyond
+from workbench.common import stats
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.common.seeds import parse_seeds
+from workbench.dsgc import charts
 
 # %% tags=["parameters"]
 SEEDS = 500  # lexical seeds: N means 0..N-1, or "A:B" (half-open); the issue asks for 500 or more
@@ -96,7 +98,7 @@ runs1 = pd.concat(
     ignore_index=True,
 )
 k1 = beyond.khop_table(runs1, **BOOT)
-write_table(k1, f"{RESULTS_DIR}/beyond_khop.csv")
+write_csv(k1, f"{RESULTS_DIR}/beyond_khop.csv")
 DELTA = beyond.choose_damping(k1)
 K = beyond.choose_hops(k1, DELTA)
 view = k1[(k1.policy == "similarity") | (k1.delta == DELTA)].assign(
@@ -259,8 +261,8 @@ g2 = beyond.graph_table(runs2, **BOOT)
 vs2 = beyond.versus_similarity(runs2, **BOOT)
 gh2 = beyond.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
 identical = beyond.identical_to_similarity(runs2)
-write_table(g2, f"{RESULTS_DIR}/beyond_graph.csv")
-write_table(vs2, f"{RESULTS_DIR}/beyond_graph_vs_similarity.csv")
+write_csv(g2, f"{RESULTS_DIR}/beyond_graph.csv")
+write_csv(vs2, f"{RESULTS_DIR}/beyond_graph_vs_similarity.csv")
 drop_view = g2[(g2.spurious == 0)].assign(drop=lambda t: t["drop"].astype(float))
 show_table(beyond.pivot(drop_view, ["encoder", "template", "total_blocks", "setting"], "drop"))
 
@@ -327,10 +329,10 @@ show_table(beyond.diff_cells(rec_vs[rec_vs["down"] > 0]))
 # %% [markdown]
 # ## 3. Graphs induced from the text
 #
-# No oracle: two inducers read the blocks alone (`workbench.induce`,
+# No oracle: two inducers read the blocks alone (`workbench.beyond.induce`,
 # `workbench induce SCENARIOS.jsonl --method handles|knn --out WITH_EDGES.jsonl`).
 #
-# - **handles**: the closure study's rule (`workbench.handles.Patterns`): a block that names an
+# - **handles**: the closure study's rule (`workbench.common.handles.Patterns`): a block that names an
 #   identifier it does not define depends on every block that defines it. The default patterns
 #   are written for this generator: identifiers are tickets (`RT-123`), one capital and one or two
 #   digits (bundles, clearances, relay profiles, machine units, and meeting rooms, which no chain
@@ -353,7 +355,7 @@ quality = pd.concat(
     ],
     ignore_index=True,
 )
-write_table(quality, f"{RESULTS_DIR}/beyond_edges.csv")
+write_csv(quality, f"{RESULTS_DIR}/beyond_edges.csv")
 show_table(quality[quality.graph != "oracle"])
 record(
     "edges",
@@ -381,7 +383,7 @@ runs3 = pd.concat(
 )
 t3 = beyond.induced_table(runs3, **BOOT)
 vo3 = beyond.versus_oracle(runs3, **BOOT)
-write_table(t3, f"{RESULTS_DIR}/beyond_induced.csv")
+write_csv(t3, f"{RESULTS_DIR}/beyond_induced.csv")
 show_table(beyond.induced_pivot(t3))
 record(
     "induced",
@@ -447,7 +449,7 @@ show_table(beyond.induced_pivot(rec_i))
 pred = beyond.predictions(
     k1, gains, vs2, gh2 if gh2 is not None else gains.iloc[:0], identical, quality, vo3, DELTA, K
 )
-write_table(pred, f"{RESULTS_DIR}/beyond_predictions.csv")
+write_csv(pred, f"{RESULTS_DIR}/beyond_predictions.csv")
 with pd.option_context("display.max_colwidth", 400):
     show_table(pred)
 record("predictions", dict(zip(pred["the paper predicts"], pred["holds here"], strict=True)))

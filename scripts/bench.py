@@ -47,7 +47,7 @@ RESULTS: list[dict] = []
 SUITE = """
 import time
 t0 = time.perf_counter()
-from workbench.experiments import run_suite
+from workbench.dsgc.runs import run_suite
 df, summary = run_suite("main")
 print("INNER", time.perf_counter() - t0, len(df))
 """
@@ -92,8 +92,8 @@ def bench_explorer(encoder: str = "lexical") -> None:
     """Kernel side of one explorer change: payload() (score, rank, keep, table, both charts'
     rows) on a 50-block scenario with cached embeddings. The browser-measured settle times
     (what a person sees) come from scripts/bench_explorer.py, below."""
-    from workbench.explorer import payload
-    from workbench.trace import Setting
+    from workbench.dsgc.trace import Setting
+    from workbench.explore.explorer import payload
 
     states = [
         Setting(template=t, seed=s, encoder=encoder, total_blocks=50, lam=lam)
@@ -250,8 +250,8 @@ def bench_scale() -> None:
     """Retention step vs the floor, peak memory, store generation, calibration on Dask."""
     import pandas as pd
 
-    from workbench import bigstore, stepcost
-    from workbench.experiments import regime_checks
+    from workbench.dsgc.calibration import regime_checks
+    from workbench.scale import bigstore, stepcost
 
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
     steps, mems = [], []
@@ -320,7 +320,7 @@ def bench_scale() -> None:
         )
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     if "--scale-csv" in sys.argv:
-        from workbench.io import write_csv
+        from workbench.common.io import write_csv
 
         write_csv(pd.DataFrame(steps), ROOT / "data" / "results" / "scale_step.csv")
         write_csv(pd.DataFrame(mems), ROOT / "data" / "results" / "scale_memory.csv")
@@ -348,15 +348,15 @@ def main() -> int:
         report("main suite, warm disk cache (fresh process, wall)", wall, None)
         report("main suite, warm disk cache (run_suite call)", inner, 1.0)
 
-    from workbench.experiments import run_suite
+    from workbench.dsgc.runs import run_suite
 
     run_suite("main")
     t0 = time.perf_counter()
     run_suite("main")
     report("main suite, warm in-memory cache", time.perf_counter() - t0, 1.0)
 
-    from workbench.generator import TEMPLATES, generate_many
-    from workbench.scenario import load_scenarios, save_scenarios
+    from workbench.dsgc.generator import TEMPLATES, generate_many
+    from workbench.dsgc.scenario import load_scenarios, save_scenarios
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "10k.jsonl"
@@ -381,7 +381,7 @@ def main() -> int:
     bench_scale()
     bench_cold()
 
-    from workbench.beyond import khop_runs, scenario_set
+    from workbench.beyond.studies import khop_runs, scenario_set
 
     scenarios = scenario_set(500, [20, 50])  # generation is timed apart: it is the generator's
     t0 = time.perf_counter()

@@ -57,7 +57,7 @@ ANSWERED = """v => { const r = document.querySelector('.wbx');
 
 def plan():
     """The runs: (label, how to move the control, the setting after the move), in page order."""
-    from workbench.trace import Setting
+    from workbench.dsgc.trace import Setting
 
     s = Setting(template="profile", seed=0, encoder="lexical", total_blocks=20)
     steps = []
@@ -137,7 +137,7 @@ def settle(page, verdict: str, timeout_ms: float = 60_000) -> float:
 
 
 def open_voila(page, url: str, start) -> float:
-    from workbench.explorer import to_query
+    from workbench.explore.explorer import to_query
 
     t = time.monotonic()
     page.goto(f"{url}voila/render/05_explorer.ipynb?{to_query(start)}", timeout=300_000)
@@ -166,7 +166,7 @@ def lab_server(folder: str, env: dict, log):
     import socket
     import subprocess
 
-    from workbench.app import free_port
+    from workbench.explore.app import free_port
 
     @contextlib.contextmanager
     def run():
@@ -205,8 +205,8 @@ def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None)
     """Run the plan `reps` times in one browser; returns samples by (encoder/blocks, control)."""
     from playwright.sync_api import sync_playwright
 
-    from workbench.app import Recorder, chromium, serve, voila_env
-    from workbench.explorer import payload
+    from workbench.explore.app import Recorder, chromium, serve, voila_env
+    from workbench.explore.explorer import payload
 
     start, steps = plan()
     for s in {st[-1] for st in steps} | {start}:  # fill the embedding cache (both encoders)

@@ -17,11 +17,11 @@ import time
 
 import pandas as pd
 
-from workbench import beyond
-from workbench.encoders import get_encoder
-from workbench.experiments import write_table
-from workbench.induce import knn_tuning
-from workbench.seeds import seeds_arg
+from workbench.beyond import studies as beyond
+from workbench.beyond.induce import knn_tuning
+from workbench.common.encoders import get_encoder
+from workbench.common.io import write_csv
+from workbench.common.seeds import seeds_arg
 
 HOPS, DELTAS = [1, 2, 3, 4], [0.25, 0.5, 0.75, 1.0]
 NOISE = [(d, 0) for d in (0.0, 0.25, 0.5, 0.75, 1.0)] + [(0.0, s) for s in (1, 2, 4, 8)]
@@ -54,19 +54,17 @@ def main(argv=None) -> int:
     runs1 = beyond.khop_runs(scenarios, args.encoder, HOPS, DELTAS)
     say("k-hop runs")
     out = args.out
-    write_table(beyond.khop_table(runs1), f"{out}/beyond_{tag}_khop.csv")
-    write_table(beyond.hop_gain(runs1, 1, 2), f"{out}/beyond_{tag}_gain.csv")
+    write_csv(beyond.khop_table(runs1), f"{out}/beyond_{tag}_khop.csv")
+    write_csv(beyond.hop_gain(runs1, 1, 2), f"{out}/beyond_{tag}_gain.csv")
     runs2 = beyond.graph_runs(scenarios, args.encoder, sorted({1, k}), delta, NOISE)
-    write_table(beyond.graph_table(runs2), f"{out}/beyond_{tag}_graph.csv")
-    write_table(beyond.versus_similarity(runs2), f"{out}/beyond_{tag}_graph_vs_similarity.csv")
+    write_csv(beyond.graph_table(runs2), f"{out}/beyond_{tag}_graph.csv")
+    write_csv(beyond.versus_similarity(runs2), f"{out}/beyond_{tag}_graph_vs_similarity.csv")
     say("imperfect graphs")
     graphs = beyond.induced_graphs(scenarios, args.encoder)
-    write_table(
-        beyond.edge_quality(scenarios, graphs, args.encoder), f"{out}/beyond_{tag}_edges.csv"
-    )
+    write_csv(beyond.edge_quality(scenarios, graphs, args.encoder), f"{out}/beyond_{tag}_edges.csv")
     runs3 = beyond.induced_runs(scenarios, args.encoder, graphs, sorted({1, k}), delta)
-    write_table(beyond.induced_table(runs3), f"{out}/beyond_{tag}_induced.csv")
-    write_table(beyond.versus_oracle(runs3), f"{out}/beyond_{tag}_induced_vs.csv")
+    write_csv(beyond.induced_table(runs3), f"{out}/beyond_{tag}_induced.csv")
+    write_csv(beyond.versus_oracle(runs3), f"{out}/beyond_{tag}_induced_vs.csv")
     say("induced graphs")
     tuning = beyond.scenario_set(
         (args.tuning_seeds.start, args.tuning_seeds.stop), sizes, beyond.TARGETS
@@ -74,7 +72,7 @@ def main(argv=None) -> int:
     table = pd.concat(
         [knn_tuning(tuning, get_encoder(e)) for e in ("lexical", "sentence")], ignore_index=True
     )
-    write_table(table, f"{out}/beyond_knn_tuning.csv")
+    write_csv(table, f"{out}/beyond_knn_tuning.csv")
     say("kNN tuning")
     return 0
 

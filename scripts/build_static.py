@@ -1,9 +1,9 @@
-"""Regenerate the explorer's generated static files in workbench/static/.
+"""Regenerate the explorer's generated static files in workbench/explore/static/.
 
 - specs.json: the live chart specs (charts.live_specs()), so the explorer's kernel never has to
   import altair (which takes seconds) to show a page; tests/test_explorer.py checks it is current.
 - vega-bundle.js (with --vega): vega, vega-lite and vega-embed as one ES module, bundled offline
-  by the vl-convert-python wheel (see workbench/static/README.md). Rebuild it when vl-convert or
+  by the vl-convert-python wheel (see workbench/explore/static/README.md). Rebuild it when vl-convert or
   altair's vega-lite version changes.
 
 Usage: python scripts/build_static.py [--vega]
@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STATIC = ROOT / "workbench" / "static"
+STATIC = ROOT / "workbench" / "explore" / "static"
 
 
 def specs_text() -> str:
-    from workbench.charts import live_specs
+    from workbench.dsgc.charts import live_specs
 
     return json.dumps(live_specs(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -40,13 +40,13 @@ def vega_bundle() -> str:
 
 
 def main(argv: list[str]) -> int:
-    from workbench.io import atomic_write_text
+    from workbench.common.io import atomic_write_text
 
     atomic_write_text(STATIC / "specs.json", specs_text())
-    print("wrote workbench/static/specs.json")
+    print("wrote workbench/explore/static/specs.json")
     if "--vega" in argv:
         atomic_write_text(STATIC / "vega-bundle.js", vega_bundle())
-        print("wrote workbench/static/vega-bundle.js")
+        print("wrote workbench/explore/static/vega-bundle.js")
     return 0
 
 

@@ -12,11 +12,13 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from workbench.experiments import Protocol, regime_checks, run_protocol
-from workbench.io import write_csv
-from workbench.notebook import save_figure
-from workbench.seeds import parse_seeds
-from workbench.sweep import SCHEDULER_HELP, scheduler_arg
+from workbench.common.io import write_csv
+from workbench.common.notebook import save_figure
+from workbench.common.seeds import parse_seeds
+from workbench.common.sweep import SCHEDULER_HELP, scheduler_arg
+from workbench.dsgc.calibration import regime_checks
+from workbench.dsgc.protocols import Protocol
+from workbench.dsgc.runs import run_protocol
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "calibration"
 

@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from workbench.bigstore import retention_study, retention_summary
-from workbench.io import write_csv
-from workbench.sweep import SCHEDULER_HELP, scheduler_arg
+from workbench.common.io import write_csv
+from workbench.common.sweep import SCHEDULER_HELP, scheduler_arg
+from workbench.scale.bigstore import retention_study, retention_summary
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "results"
 

@@ -5,7 +5,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from workbench.seeds import seed_range
+from workbench.common.seeds import seed_range
 
 # CI runs the same hypothesis examples every time (a red run is reproducible, never luck);
 # outside CI hypothesis searches with fresh randomness on every run.
@@ -42,7 +42,7 @@ def _sentence_marker_is_honest(request, monkeypatch):
     `-m "not sentence"` really skips every test that needs the model."""
     if request.node.get_closest_marker("sentence") is not None:
         return
-    from workbench.encoders import SentenceEncoder
+    from workbench.common.encoders import SentenceEncoder
 
     load = SentenceEncoder._load
 

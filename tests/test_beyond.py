@@ -9,13 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench import batch, beyond, stats
-from workbench.cli import main
-from workbench.encoders import get_encoder
-from workbench.experiments import Protocol, noisy_edges, perturb_edges, run_protocol, summarize
-from workbench.generator import TEMPLATES, generate
-from workbench.handles import Patterns
-from workbench.induce import (
+from workbench.beyond import studies as beyond
+from workbench.beyond.induce import (
     BENCHMARK_PATTERNS,
     check_patterns,
     handle_edges,
@@ -24,9 +19,19 @@ from workbench.induce import (
     knn_edges,
     score_edges,
 )
-from workbench.policies import DSGC, similarity_only
-from workbench.scenario import Block, Scenario
-from workbench.trace import Trace, run
+from workbench.cli import main
+from workbench.common import stats
+from workbench.common.encoders import get_encoder
+from workbench.common.handles import Patterns
+from workbench.dsgc import batch
+from workbench.dsgc.generator import TEMPLATES, generate
+from workbench.dsgc.noise import noisy_edges, perturb_edges
+from workbench.dsgc.paper import summarize
+from workbench.dsgc.policies import DSGC, similarity_only
+from workbench.dsgc.protocols import Protocol
+from workbench.dsgc.runs import run_protocol
+from workbench.dsgc.scenario import Block, Scenario
+from workbench.dsgc.trace import Trace, run
 
 # --- the batch engine against Trace, run by run ---------------------------------------------------
 
@@ -38,8 +43,11 @@ def sample(global_seed):
     return [generate(t, s, n) for n in (20, 50) for t in TEMPLATES for s in seeds]
 
 
-SETTINGS = [batch.Setting("similarity")] + [
-    batch.Setting("dsgc", lam, h, d) for lam in (1.0, 0.5) for h in (1, 2, 3) for d in (0.25, 1.0)
+SETTINGS = [batch.PolicySetting("similarity")] + [
+    batch.PolicySetting("dsgc", lam, h, d)
+    for lam in (1.0, 0.5)
+    for h in (1, 2, 3)
+    for d in (0.25, 1.0)
 ]
 
 
@@ -59,7 +67,7 @@ def test_batch_keeps_exactly_what_trace_keeps(sample):
             fe = batch.flat_edges(packed, lists)
             w = batch.waves(batch.relevance(packed.sims), fe, 3)
             for st_ in SETTINGS:
-                order, kept, _ = batch.decide(
+                order, kept, _ = batch.order_and_keep(
                     packed, st_, w if st_.policy != "similarity" else None
                 )
                 for k, sc in enumerate(packed.scenarios):
@@ -149,7 +157,7 @@ def test_every_edge_dropped_ranks_exactly_as_similarity(sc, hops, delta, mult):
     assert dsgc.kept.tolist() == sim.kept.tolist()
     (packed,) = batch.pack([bare], enc, mult)
     w = batch.waves(batch.relevance(packed.sims), batch.flat_edges(packed), hops)
-    order, kept, pi = batch.decide(packed, batch.Setting("dsgc", 1.0, hops, delta), w)
+    order, kept, pi = batch.order_and_keep(packed, batch.PolicySetting("dsgc", 1.0, hops, delta), w)
     assert order[0].tolist() == sim.order.tolist() and kept[0].tolist() == sim.kept.tolist()
     assert not pi.any()
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.encoders import get_encoder
-from workbench.experiments import noisy_edges
-from workbench.generator import TEMPLATES, generate
-from workbench.induce import handle_edges
-from workbench.notebook import read_records
-from workbench.policies import DSGC, similarity_only
+from workbench.beyond.induce import handle_edges
+from workbench.common.encoders import get_encoder
+from workbench.common.notebook import read_records
+from workbench.dsgc.generator import TEMPLATES, generate
+from workbench.dsgc.noise import noisy_edges
+from workbench.dsgc.policies import DSGC, similarity_only
+from workbench.dsgc.trace import Trace, run
 from workbench.reproduce import NOTEBOOK_DIR, execute
-from workbench.trace import Trace, run
 
 pytestmark = pytest.mark.slow
 

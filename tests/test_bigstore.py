@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from workbench import bigstore as B
-from workbench.encoders import LexicalEncoder
-from workbench.policies import make_policy
-from workbench.sweep import TableEncoder
-from workbench.trace import run
+from workbench.common.encoders import LexicalEncoder
+from workbench.common.sweep import TableEncoder
+from workbench.dsgc.policies import make_policy
+from workbench.dsgc.trace import run
+from workbench.scale import bigstore as B
 
 
 def _digest(folder) -> dict[str, str]:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from workbench.app import Recorder, chromium, serve
 from workbench.cli import main as cli
-from workbench.explorer import Upload, payload, ranking_table, read_upload, to_query
-from workbench.generator import generate
-from workbench.scenario import save_scenarios
-from workbench.trace import Setting, run_setting
-from workbench.workshop import LAMBDAS, Workshop, neutral_ids
+from workbench.dsgc.generator import generate
+from workbench.dsgc.scenario import save_scenarios
+from workbench.dsgc.trace import Setting, run_setting
+from workbench.explore.app import Recorder, chromium, serve
+from workbench.explore.explorer import Upload, payload, ranking_table, read_upload, to_query
+from workbench.explore.workshop import LAMBDAS, Workshop, neutral_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workbench import handles
 from workbench.cli import main as workbench_main
 from workbench.closure import agent as agentsim
 from workbench.closure import gate, managers, report
 from workbench.closure import spans as closure
 from workbench.closure.spans import ContextClosureError, Span, SpanError
+from workbench.common import handles
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "data" / "logs"
@@ -72,7 +72,7 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 def test_default_patterns_are_the_notes():
-    ref = json.loads((ROOT / "workbench" / "data" / "paper_figures.json").read_text())[
+    ref = json.loads((ROOT / "workbench" / "common" / "data" / "paper_figures.json").read_text())[
         "closure_note"
     ]
     assert handles.HANDLE_RE == ref["handle_pattern"]
@@ -192,7 +192,7 @@ def test_vectorized_graph_helpers_match_slow_loops(g):
 
 
 def test_bare_result_scores_low_and_call_high_naturally():
-    from workbench.encoders import get_encoder
+    from workbench.common.encoders import get_encoder
 
     enc = get_encoder("lexical")
     spans = closure.load_spans(EXAMPLE)
@@ -498,7 +498,7 @@ def test_python_dash_m_workbench_closure():
 def test_the_committed_notebook_records_what_the_issue_asks():
     """Notebook 07's stored records (nbval re-executes it and compares): every manager can fail
     with enforcement off, closure never evicts a binding, a real trimmer orphans handles."""
-    from workbench.notebook import read_records
+    from workbench.common.notebook import read_records
 
     rec = read_records(ROOT / "notebooks" / "07_closure.ipynb")
     o = rec["outcomes"]

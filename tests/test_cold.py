@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from workbench.encoders import SentenceEncoder, get_encoder
-from workbench.experiments import Protocol, scenarios_for
+from workbench.common.encoders import SentenceEncoder, get_encoder
+from workbench.dsgc.protocols import Protocol, scenarios_for
 
 HEAVY = ("altair", "torch", "transformers", "distributed", "dask", "sentence_transformers")
 
@@ -25,7 +25,9 @@ def test_the_command_line_imports_no_heavy_library():
 
 @pytest.mark.sentence
 def test_the_numpy_backend_never_imports_torch():
-    code = "from workbench.encoders import SentenceEncoder\nSentenceEncoder().encode(['a b c'])"
+    code = (
+        "from workbench.common.encoders import SentenceEncoder\nSentenceEncoder().encode(['a b c'])"
+    )
     assert _imported_after(code) == []
 
 
@@ -60,7 +62,7 @@ def test_backends_keep_their_own_disk_cache(tmp_path):
 
 
 def test_the_cache_encodes_in_batches(monkeypatch):
-    import workbench.encoders as E
+    import workbench.common.encoders as E
 
     enc = E.CachedEncoder(E.LexicalEncoder(), None)
     calls = []

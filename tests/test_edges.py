@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import workbench.io as wio
+import workbench.common.io as wio
 from workbench.cli import build_parser, main
-from workbench.experiments import Protocol
-from workbench.io import InputError, atomic_dir, read_json, read_jsonl, write_jsonl
-from workbench.options import RANGES, check_number
-from workbench.policies import DSGC, make_policy
-from workbench.scenario import Scenario, load_scenarios
+from workbench.common.io import InputError, atomic_dir, read_json, read_jsonl, write_jsonl
+from workbench.common.options import RANGES, check_number
+from workbench.dsgc.policies import DSGC, make_policy
+from workbench.dsgc.protocols import Protocol
+from workbench.dsgc.scenario import Scenario, load_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -397,7 +397,7 @@ def test_a_failing_set_write_leaves_the_old_set(tmp_path, capsys, monkeypatch):
             raise OSError(28, "No space left on device", str(path))
         return real(df, path, float_format=float_format)
 
-    monkeypatch.setattr("workbench.experiments.write_csv", second_fails)
+    monkeypatch.setattr("workbench.dsgc.runs.write_csv", second_fails)
     assert run([*SUITE, "--seeds", "0:1", "--out", out]) == 2
     assert "No space left on device" in error_line(capsys.readouterr().err)
     assert [(out / n).read_text() for n in ("runs.csv", "summary.csv")] == ["OLD\n", "OLD\n"]
@@ -431,7 +431,7 @@ def test_ctrl_c_exits_130_with_the_old_outputs_whole(tmp_path, capsys, monkeypat
             raise KeyboardInterrupt
         return real(df, path, float_format=float_format)
 
-    monkeypatch.setattr("workbench.experiments.write_csv", interrupted)
+    monkeypatch.setattr("workbench.dsgc.runs.write_csv", interrupted)
     assert run([*SUITE, "--seeds", "0:1", "--out", out]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "workbench suite: interrupted; no output was written in part"

@@ -5,7 +5,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from workbench.encoders import (
+from workbench.common.encoders import (
     CachedEncoder,
     EncoderUnavailable,
     LexicalEncoder,

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from workbench import explorer as ex
-from workbench.app import NOT_IN_VOILA, TEMPLATE, share_dir, voila_command
 from workbench.cli import main as cli
-from workbench.generator import generate
-from workbench.scenario import ScenarioError, save_scenarios
-from workbench.trace import Setting, run_setting
-from workbench.workshop import NONE, Workshop, neutral_ids
+from workbench.dsgc.generator import generate
+from workbench.dsgc.scenario import ScenarioError, save_scenarios
+from workbench.dsgc.trace import Setting, run_setting
+from workbench.explore import explorer as ex
+from workbench.explore.app import NOT_IN_VOILA, TEMPLATE, share_dir, voila_command
+from workbench.explore.workshop import NONE, Workshop, neutral_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = [
@@ -151,7 +151,7 @@ def test_snapshot_under_voila_writes_nothing(tmp_path, monkeypatch):
 def test_static_files_are_current():
     """specs.json is charts.live_specs() (scripts/build_static.py), and the vendored vega bundle
     names the vl-convert that made it: rebuild it (--vega) when that pin moves."""
-    from workbench.charts import live_specs
+    from workbench.dsgc.charts import live_specs
 
     assert json.loads(ex.static_text("specs.json")) == json.loads(json.dumps(live_specs()))
     head = ex.static_text("vega-bundle.js").splitlines()[0]

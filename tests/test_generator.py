@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.generator import TEMPLATES, TIERS, generate, generate_many
-from workbench.scenario import dumps, load_scenarios
-from workbench.seeds import Draw
-from workbench.trace import read_answer
+from workbench.common.seeds import Draw
+from workbench.dsgc.generator import TEMPLATES, TIERS, generate, generate_many
+from workbench.dsgc.scenario import dumps, load_scenarios
+from workbench.dsgc.trace import read_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 

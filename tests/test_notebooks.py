@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.encoders import get_encoder
-from workbench.explorer import verdict_line
-from workbench.generator import generate, worked_example
-from workbench.notebook import read_records
+from workbench.common.encoders import get_encoder
+from workbench.common.notebook import read_records
+from workbench.common.seeds import seed_range
+from workbench.dsgc.generator import generate, worked_example
+from workbench.dsgc.trace import Setting, run_setting
+from workbench.explore.explorer import verdict_line
 from workbench.reproduce import NOTEBOOK_DIR, NotebookFailed, execute
-from workbench.seeds import seed_range
-from workbench.trace import Setting, run_setting
 
 ROOT = Path(__file__).resolve().parent.parent
 

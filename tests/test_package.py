@@ -17,14 +17,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "workbench"
 FLOOR = {
-    "workbench.io",
-    "workbench.seeds",
-    "workbench.reference",
-    "workbench.encoders",
-    "workbench.handles",
-    "workbench.stats",
-    "workbench.sweep",
-    "workbench.options",
+    "workbench.common.io",
+    "workbench.common.seeds",
+    "workbench.common.reference",
+    "workbench.common.encoders",
+    "workbench.common.handles",
+    "workbench.common.stats",
+    "workbench.common.sweep",
+    "workbench.common.options",
 }
 
 
@@ -104,7 +104,7 @@ def test_no_workbench_import_hides_inside_a_function():
 
 @pytest.mark.parametrize("study", ["workbench.closure", "workbench.recall"])
 def test_the_two_studies_stand_on_the_floor_and_policies_only(study):
-    allowed = FLOOR | {"workbench.policies"}
+    allowed = FLOOR | {"workbench.dsgc.policies"}
     for module, (top, _) in GRAPH.items():
         if not module.startswith(study + "."):
             continue

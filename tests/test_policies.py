@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.encoders import get_encoder
-from workbench.generator import worked_example
-from workbench.policies import DSGC, make_policy, recency, select, similarity_only
-from workbench.trace import Trace, run
+from workbench.common.encoders import get_encoder
+from workbench.dsgc.generator import worked_example
+from workbench.dsgc.policies import DSGC, make_policy, recency, select, similarity_only
+from workbench.dsgc.trace import Trace, run
 
 # --- an obviously-correct, slow re-computation -----------------------------------------------
 

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.policies import (
+from workbench.dsgc.policies import (
     DSGC,
     PARTIAL_FROM,
     rank,

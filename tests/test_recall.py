@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.encoders import CachedEncoder, get_encoder
-from workbench.io import InputError
+from workbench.common.encoders import CachedEncoder, get_encoder
+from workbench.common.io import InputError
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall.episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
@@ -590,7 +590,7 @@ def test_cli_squad_and_bad_input(tmp_path, capsys):
 def test_the_committed_notebook_records_what_the_library_computes():
     """Notebook 08's stored records (nbval re-executes it and compares): the grid is what the
     library computes at the stored parameters, and the seed's claims hold in the records."""
-    from workbench.notebook import read_records
+    from workbench.common.notebook import read_records
 
     rec = read_records(ROOT / "notebooks" / "08_recall.ipynb")
     assert rec["invariant_holds"] is True and rec["squad_invariant_holds"] is True

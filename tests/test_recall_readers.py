@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.encoders import get_encoder
+from workbench.common.encoders import get_encoder
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D

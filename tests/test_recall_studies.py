@@ -61,7 +61,7 @@ def test_marker_boost_expectation_matches_the_artifact_study(global_seed):
 
 
 def _lexical():
-    from workbench.encoders import get_encoder
+    from workbench.common.encoders import get_encoder
 
     return get_encoder("lexical")
 

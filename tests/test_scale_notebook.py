@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench import bigstore
-from workbench.notebook import read_records
+from workbench.common.notebook import read_records
 from workbench.reproduce import NOTEBOOK_DIR
+from workbench.scale import bigstore
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "data" / "results"

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from workbench.encoders import token_cost
-from workbench.generator import generate
-from workbench.scenario import ScenarioError, load_scenarios, save_scenarios
+from workbench.common.encoders import token_cost
+from workbench.dsgc.generator import generate
+from workbench.dsgc.scenario import ScenarioError, load_scenarios, save_scenarios
 
 
 def good(**over):

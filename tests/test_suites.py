@@ -3,18 +3,12 @@
 import numpy as np
 import pytest
 
-from workbench.experiments import (
-    Protocol,
-    fmt,
-    perturb_edges,
-    regime_checks,
-    run_protocol,
-    summarize,
-    table1,
-    table2,
-    table3,
-)
-from workbench.generator import generate
+from workbench.dsgc.calibration import regime_checks
+from workbench.dsgc.generator import generate
+from workbench.dsgc.noise import perturb_edges
+from workbench.dsgc.paper import fmt, summarize, table1, table2, table3
+from workbench.dsgc.protocols import Protocol, scenarios_for
+from workbench.dsgc.runs import run_protocol
 
 
 @pytest.mark.slow
@@ -98,13 +92,13 @@ def test_graph_noise_is_asymmetric_and_deterministic():
 
 
 def test_a_suite_encodes_each_unique_text_once(monkeypatch):
-    from workbench import experiments
-    from workbench.encoders import CachedEncoder, LexicalEncoder
+    from workbench.common.encoders import CachedEncoder, LexicalEncoder
+    from workbench.dsgc import runs
 
     fresh = CachedEncoder(LexicalEncoder())
-    monkeypatch.setattr(experiments, "get_encoder", lambda name: fresh)
+    monkeypatch.setattr(runs, "get_encoder", lambda name: fresh)
     p = Protocol.load("lambda").with_(encoders=("lexical",), seeds=(0, 4))
-    scenarios = experiments.scenarios_for(p)
+    scenarios = scenarios_for(p)
     unique = {t for s in scenarios for t in [s.query, *s.texts]}
     df = run_protocol(p, scenarios)
     assert len(df) == 2 * 4 * 3  # templates x seeds x lambdas: every run reuses the embeddings

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.sweep import chunks, parse_scheduler, run_tasks
+from workbench.common.sweep import chunks, parse_scheduler, run_tasks
 
 pytest.importorskip("distributed")
 
@@ -118,7 +118,7 @@ def test_recall_grid_on_separate_worker_processes_writes_the_same_bytes(dask_clu
 
 @pytest.mark.slow
 def test_calibration_on_worker_processes_matches_in_process(dask_cluster):
-    from workbench.experiments import regime_checks
+    from workbench.dsgc.calibration import regime_checks
 
     here = regime_checks((0, 6), encoders=("lexical",))
     there = regime_checks((0, 6), encoders=("lexical",), scheduler=dask_cluster)

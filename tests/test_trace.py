@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from workbench.encoders import get_encoder
-from workbench.generator import generate
-from workbench.io import write_jsonl
-from workbench.policies import Retention, make_policy
-from workbench.scenario import Block, Scenario
-from workbench.trace import Trace, indirect_prerequisites, run
+from workbench.common.encoders import get_encoder
+from workbench.common.io import write_jsonl
+from workbench.dsgc.generator import generate
+from workbench.dsgc.policies import Retention, make_policy
+from workbench.dsgc.scenario import Block, Scenario
+from workbench.dsgc.trace import Trace, indirect_prerequisites, run
 
 
 def tiny():

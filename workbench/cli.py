@@ -16,12 +16,7 @@ import argparse
 import os
 import sys
 
-from workbench.closure import cli as closure_cli
-from workbench.encoders import ENCODERS, get_encoder
-from workbench.experiments import run_suite
-from workbench.generator import TEMPLATES, TIERS, generate_many
-from workbench.handles import Patterns
-from workbench.induce import (
+from workbench.beyond.induce import (
     BENCHMARK_PATTERNS,
     DIRECTIONS,
     KNN_K,
@@ -31,15 +26,20 @@ from workbench.induce import (
     score_edges,
     with_induced,
 )
-from workbench.io import InputError, write_jsonl
-from workbench.options import names, number, out_dir, out_file
-from workbench.policies import POLICIES, make_policy
+from workbench.closure import cli as closure_cli
+from workbench.common.encoders import ENCODERS, get_encoder
+from workbench.common.handles import Patterns
+from workbench.common.io import InputError, write_jsonl
+from workbench.common.options import names, number, out_dir, out_file
+from workbench.common.seeds import seeds_arg
+from workbench.common.sweep import SCHEDULER_HELP, scheduler_arg
+from workbench.dsgc.generator import TEMPLATES, TIERS, generate_many
+from workbench.dsgc.policies import POLICIES, make_policy
+from workbench.dsgc.runs import run_suite
+from workbench.dsgc.scenario import load_scenarios, save_scenarios
+from workbench.dsgc.trace import Trace, run
 from workbench.recall import cli as recall_cli
 from workbench.reproduce import NotebookFailed, parse_value, reproduce
-from workbench.scenario import load_scenarios, save_scenarios
-from workbench.seeds import seeds_arg
-from workbench.sweep import SCHEDULER_HELP, scheduler_arg
-from workbench.trace import Trace, run
 
 
 def cmd_generate(args) -> int:

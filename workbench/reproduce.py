@@ -6,7 +6,7 @@ import ast
 import sys
 from pathlib import Path
 
-from workbench.io import atomic_path
+from workbench.common.io import atomic_path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"

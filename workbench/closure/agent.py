@@ -29,7 +29,7 @@ import pandas as pd
 
 from workbench.closure.managers import MANAGERS, make_manager
 from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, Span
-from workbench.handles import Patterns
+from workbench.common.handles import Patterns
 
 TOPICS = (
     "train the churn model on the customer sales table",

@@ -13,10 +13,10 @@ from workbench.closure import agent, gate, managers, report
 from workbench.closure import logs as L
 from workbench.closure import spans as C
 from workbench.closure.trim import STRATEGIES, trim_log
-from workbench.handles import HANDLE_RE
-from workbench.io import InputError, read_json, write_csv_set
-from workbench.options import names, number, out_dir, out_file, regex
-from workbench.seeds import seeds_arg
+from workbench.common.handles import HANDLE_RE
+from workbench.common.io import InputError, read_json, write_csv_set
+from workbench.common.options import names, number, out_dir, out_file, regex
+from workbench.common.seeds import seeds_arg
 
 FORMATS = ("auto", "workbench", *L.FORMATS)
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from workbench.closure.managers import FLOOR, MODES, GatedManager
 from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, SpanIndex
-from workbench.encoders import get_encoder
-from workbench.handles import Patterns
+from workbench.common.encoders import get_encoder
+from workbench.common.handles import Patterns
 
 
 @dataclass(frozen=True, repr=False)

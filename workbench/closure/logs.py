@@ -20,8 +20,8 @@ import os
 from dataclasses import dataclass, field
 
 from workbench.closure.spans import CLOSURE_PATTERNS, Span, SpanIndex
-from workbench.handles import Patterns
-from workbench.io import InputError, atomic_write_text, read_json
+from workbench.common.handles import Patterns
+from workbench.common.io import InputError, atomic_write_text, read_json
 
 FORMATS = ("openai", "anthropic", "langchain")
 LC_ROLES = {"ai": "assistant", "human": "user", "system": "system", "tool": "tool"}

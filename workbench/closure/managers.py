@@ -25,10 +25,10 @@ from workbench.closure.spans import (
     WindowReport,
     tombstone_span,
 )
-from workbench.encoders import get_encoder
-from workbench.handles import Patterns
-from workbench.io import paused_gc
-from workbench.policies import DSGC
+from workbench.common.encoders import get_encoder
+from workbench.common.handles import Patterns
+from workbench.common.io import paused_gc
+from workbench.dsgc.policies import DSGC
 
 FRACTION = 0.78  # evict when the window passes this share of its capacity (the note's trigger)
 TARGET = 0.60  # ... down to this share (hysteresis, so not every turn is a cycle)

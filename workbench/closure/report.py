@@ -8,7 +8,7 @@ import pandas as pd
 
 from workbench.closure.agent import LOUD, Run, episode_log, natural_language_only
 from workbench.closure.managers import FLOOR, make_manager
-from workbench.reference import paper_figures
+from workbench.common.reference import paper_figures
 
 BOOT = 2000  # bootstrap resamples over seeds
 

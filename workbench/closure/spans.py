@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.encoders import token_cost
-from workbench.handles import HANDLE_RE, Patterns
-from workbench.io import InputError, UniqueIds, atomic_write_text, paused_gc, read_jsonl
-from workbench.policies import eviction_margin
+from workbench.common.encoders import token_cost
+from workbench.common.handles import HANDLE_RE, Patterns
+from workbench.common.io import InputError, UniqueIds, atomic_write_text, paused_gc, read_jsonl
+from workbench.dsgc.policies import eviction_margin
 
 ROLES = ("system", "user", "reasoning", "call", "result", "retrieval", "tombstone")
 ANSWERS = ("result", "retrieval")  # roles that answer a call

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from workbench.closure.logs import Log, LogReport, Message, approx_tokens, check, read, write
 from workbench.closure.spans import CLOSURE_PATTERNS, SpanIndex
-from workbench.encoders import get_encoder
-from workbench.handles import Patterns
+from workbench.common.encoders import get_encoder
+from workbench.common.handles import Patterns
 
 STRATEGIES = ("last", "relevance")
 

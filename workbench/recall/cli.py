@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.encoders import get_encoder
-from workbench.io import InputError, atomic_dir
-from workbench.options import number, number_list, out_dir
+from workbench.common.encoders import get_encoder
+from workbench.common.io import InputError, atomic_dir
+from workbench.common.options import number, number_list, out_dir
+from workbench.common.sweep import SCHEDULER_HELP, run_tasks, scheduler_arg, table_encoder
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D
 from workbench.recall import report as P
-from workbench.sweep import SCHEDULER_HELP, run_tasks, scheduler_arg, table_encoder
 
 
 def _episodes(args, queries: str):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.encoders import tokenize
-from workbench.io import InputError, read_json
+from workbench.common.encoders import tokenize
+from workbench.common.io import InputError, read_json
 
 # Single-token slots and values keep every fact exactly four tokens long, so Jaccard ties
 # under the uninformative query are exact (the QUERY == RECENCY result depends on it).

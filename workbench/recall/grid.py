@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.common.reference import paper_figures
 from workbench.recall.episodes import QUERY_FORMS, Episodes, episode_rng, make_episodes
 from workbench.recall.rules import (
     QUERY_AWARE,
@@ -23,7 +24,6 @@ from workbench.recall.rules import (
     retain,
     selection_scores,
 )
-from workbench.reference import paper_figures
 
 N_BOOT = 2000
 

@@ -24,8 +24,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from workbench.encoders import tokenize
-from workbench.io import atomic_write_text
+from workbench.common.encoders import tokenize
+from workbench.common.io import atomic_write_text
 from workbench.recall.grid import N_BOOT, Grid, bootstrap_ci
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.io import write_csv
+from workbench.common.io import write_csv
 from workbench.recall.grid import Grid, same_hits, same_target_share, type_filter_report
 
 BOUNDED = "recency"  # the paper's bounded agent: recency retention under capacity K

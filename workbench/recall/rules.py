@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from workbench.encoders import get_encoder
+from workbench.common.encoders import get_encoder
 from workbench.recall.episodes import Episodes, episode_rng, token_sets
 
 RETENTION_RULES = ("recency", "random", "frequency", "type_oracle", "unbounded")

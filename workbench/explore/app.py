@@ -1,8 +1,8 @@
-"""Serve the explorer and the workshop with Voila, offline: `python -m workbench.app [--port N]`
+"""Serve the explorer and the workshop with Voila, offline: `python -m workbench.explore.app [--port N]`
 (`make app`). The browser test and the bench start Voila through `voila_command` too, so every
 page they measure is served the way a workshop room gets it.
 
-- template `wb` (package data under workbench/share/jupyter): Voila's lab template without its
+- template `wb` (package data under workbench/explore/share/jupyter): Voila's lab template without its
   Font Awesome CDN links;
 - `?template=` in a URL cannot switch the template back (allow_template_override=NO);
 - the jupytext labextension is not loaded into Voila pages (it is for JupyterLab's editor, and in
@@ -27,12 +27,12 @@ from urllib.parse import urlparse
 
 TEMPLATE = "wb"
 NOT_IN_VOILA = ("jupyterlab-jupytext",)  # labextensions Voila pages do not load
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def share_dir() -> str:
     """The package's share/jupyter folder (holds voila/templates/wb), for JUPYTER_PATH."""
-    return str(resources.files("workbench").joinpath("share", "jupyter"))
+    return str(resources.files("workbench.explore").joinpath("share", "jupyter"))
 
 
 def voila_env(env: dict | None = None) -> dict:
@@ -157,7 +157,9 @@ class Recorder:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m workbench.app", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m workbench.explore.app", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--port", type=int, default=8866)
     ap.add_argument("--ip", default="127.0.0.1")
     ap.add_argument("folder", nargs="?", default=str(NOTEBOOKS))

@@ -6,7 +6,7 @@ as the library runs it (float32 similarities, softmax, one-hop propagation, the 
 head and the budget walk). Timings are medians of interleaved rounds (each round runs both),
 and the ratio is the median of the per-round ratios, so a load spike hits both sides.
 
-`python -m workbench.stepcost N [D] [EDGES]` measures peak memory in a fresh process.
+`python -m workbench.scale.stepcost N [D] [EDGES]` measures peak memory in a fresh process.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tracemalloc
 
 import numpy as np
 
-from workbench.policies import DSGC, rank, select
+from workbench.dsgc.policies import DSGC, rank, select
 
 BUDGET = 60  # tokens: about one chain's 2L, the budget the paper's protocol gives a query
 
@@ -113,7 +113,7 @@ def memory_here(n: int, d: int = 384, n_edges: int | None = None) -> dict:
 
 def memory(n: int, d: int = 384, n_edges: int | None = None) -> dict:
     """memory_here in a fresh Python process (so nothing else sets the high-water mark)."""
-    args = [sys.executable, "-m", "workbench.stepcost", str(n), str(d), str(n_edges or n)]
+    args = [sys.executable, "-m", "workbench.scale.stepcost", str(n), str(d), str(n_edges or n)]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -7,7 +7,7 @@ import math
 import os
 from pathlib import Path
 
-from workbench.io import atomic_write_bytes, atomic_write_text
+from workbench.common.io import atomic_write_bytes, atomic_write_text
 
 RECORD_MIME = "application/vnd.workbench.record+json"
 

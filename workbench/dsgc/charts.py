@@ -10,8 +10,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from workbench import viewdata
-from workbench.trace import Trace
+from workbench.dsgc import viewdata
+from workbench.dsgc.trace import Trace
 
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies
 KINDS = ("chain", "honeypot", "filler")
@@ -292,7 +292,7 @@ def valley(before: Trace, after: Trace, title: str | None = None) -> alt.LayerCh
 
 
 def live_specs() -> dict:
-    """The vega-lite specs the browser builds once (workbench/static/specs.json is this, saved
+    """The vega-lite specs the browser builds once (workbench/explore/static/specs.json is this, saved
     by scripts/build_static.py): data by name, params as signals, width fitted by the page."""
     out = {}
     for name, (build, params, width, height) in LIVE.items():

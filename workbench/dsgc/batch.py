@@ -9,15 +9,15 @@ blocks, honeypots and fillers survived, and the displaced chain blocks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from workbench.encoders import token_cost
-from workbench.policies import TAU
-from workbench.scenario import Scenario
+from workbench.common.encoders import get_encoder, token_cost
+from workbench.dsgc.policies import TAU
+from workbench.dsgc.scenario import Scenario
 
 
 @dataclass(frozen=True, repr=False)
@@ -154,7 +154,7 @@ def keep_rows(order: np.ndarray, costs: np.ndarray, budgets: np.ndarray) -> np.n
 
 
 @dataclass(frozen=True)
-class Setting:
+class PolicySetting:
     """One batched policy: similarity-only (policy='similarity') or DSGC with lam, hops, delta."""
 
     policy: str = "dsgc"
@@ -164,7 +164,7 @@ class Setting:
     tau: float = TAU
 
 
-def decide(batch: Batch, setting: Setting, w: list[np.ndarray] | None) -> tuple:
+def order_and_keep(batch: Batch, setting: PolicySetting, w: list[np.ndarray] | None) -> tuple:
     """(order, kept, pi) of every row under one setting; `w` are the rows' waves (any hops >=
     setting.hops), or None for similarity-only."""
     if setting.policy == "similarity":
@@ -178,7 +178,7 @@ def decide(batch: Batch, setting: Setting, w: list[np.ndarray] | None) -> tuple:
 
 
 def evaluate(
-    batch: Batch, settings: Sequence[Setting], edges: Sequence | None = None, **columns
+    batch: Batch, settings: Sequence[PolicySetting], edges: Sequence | None = None, **columns
 ) -> pd.DataFrame:
     """One row per (scenario, setting): what was kept. `edges`: one edge list per scenario (default:
     the scenarios' own); extra keyword columns are copied into every row."""
@@ -192,7 +192,7 @@ def evaluate(
             if st.tau not in by_tau:
                 by_tau[st.tau] = waves(relevance(batch.sims, st.tau), fe, need)
             w = by_tau[st.tau]
-        order, kept, pi = decide(batch, st, w)
+        order, kept, pi = order_and_keep(batch, st, w)
         frames.append(_metrics(batch, st, order, kept, pi, columns))
     return pd.concat(frames, ignore_index=True)
 
@@ -234,3 +234,45 @@ def _metrics(batch, st, order, kept, pi, columns) -> pd.DataFrame:
             "displaced": lost,
         }
     )
+
+
+# --- the driver: the one place that packs scenarios and scores them -------------------------------
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One graph the scenarios are scored on: the columns that label its rows, the settings
+    scored on it, and each scenario's edge list (`edges(scenario)`; None: the scenario's own)."""
+
+    columns: dict
+    settings: Sequence[PolicySetting]
+    edges: Callable[[Scenario], Sequence] | None = None
+
+
+def run(
+    scenarios: Sequence[Scenario],
+    encoders: Sequence[str],
+    graphs: Sequence[Graph],
+    multipliers: Sequence[float] = (2.0,),
+) -> pd.DataFrame:
+    """Every encoder x budget multiplier x store-size group x graph, scored under the graph's
+    settings: one row per (scenario, setting), labelled with the encoder, the multiplier and the
+    graph's columns."""
+    frames = []
+    for enc_name in encoders:
+        encoder = get_encoder(enc_name)
+        for mult in multipliers:
+            for packed in pack(scenarios, encoder, mult):
+                for g in graphs:
+                    edges = None if g.edges is None else [g.edges(sc) for sc in packed.scenarios]
+                    frames.append(
+                        evaluate(
+                            packed,
+                            g.settings,
+                            edges,
+                            encoder=enc_name,
+                            budget_multiplier=mult,
+                            **g.columns,
+                        )
+                    )
+    return pd.concat(frames, ignore_index=True)

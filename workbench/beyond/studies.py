@@ -1,8 +1,8 @@
 """Beyond the paper (notebook 10): k-hop propagation, imperfect graphs, induced graphs, and the
 paper's own predictions beside what we measure.
 
-Every sweep runs on the batch engine (`workbench.batch`, through `experiments.run_protocol`);
-intervals and paired differences come from `workbench.stats` (bootstrap over seeds); the few runs
+Every sweep runs on the batch engine (`workbench.dsgc.batch`, through `experiments.run_protocol`);
+intervals and paired differences come from `workbench.common.stats` (bootstrap over seeds); the few runs
 worth reading one by one are re-run as `Trace`s.
 """
 
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench import batch, stats
-from workbench.encoders import get_encoder
-from workbench.experiments import Protocol, run_protocol, scenarios_for
-from workbench.generator import TEMPLATES
-from workbench.induce import BENCHMARK_PATTERNS, identifiers_on_edges, induce, knn_threshold
-from workbench.policies import DSGC
-from workbench.reference import paper_figures
-from workbench.scenario import Scenario
-from workbench.seeds import parse_seeds
-from workbench.trace import Trace, run
+from workbench.beyond.induce import BENCHMARK_PATTERNS, identifiers_on_edges, induce, knn_threshold
+from workbench.common import stats
+from workbench.common.encoders import get_encoder
+from workbench.common.reference import paper_figures
+from workbench.common.seeds import parse_seeds
+from workbench.dsgc import batch
+from workbench.dsgc.generator import TEMPLATES
+from workbench.dsgc.policies import DSGC
+from workbench.dsgc.protocols import Protocol, scenarios_for
+from workbench.dsgc.runs import run_protocol
+from workbench.dsgc.scenario import Scenario
+from workbench.dsgc.trace import Trace, run
 
 TARGETS = ("role", "profile")
 CONTROLS = ("expense", "threshold")
@@ -285,21 +287,12 @@ def identifier_sharing(scenarios) -> pd.DataFrame:
 
 def induced_runs(scenarios, encoder: str, graphs: dict, hops, delta: float) -> pd.DataFrame:
     """Similarity-only, then DSGC at each hops on each graph (batch engine), one frame."""
-    enc = get_encoder(encoder)
-    settings = [batch.Setting("dsgc", 1.0, int(h), float(delta)) for h in hops]
-    by_id = {
-        name: {sc.id: es for sc, es in zip(scenarios, lists, strict=True)}
-        for name, lists in graphs.items()
-    }
-    frames = []
-    for packed in batch.pack(scenarios, enc):
-        frames.append(
-            batch.evaluate(packed, [batch.Setting("similarity")], encoder=encoder, graph="none")
-        )
-        for name, edges in by_id.items():
-            lists = [edges[sc.id] for sc in packed.scenarios]
-            frames.append(batch.evaluate(packed, settings, lists, encoder=encoder, graph=name))
-    return pd.concat(frames, ignore_index=True)
+    settings = [batch.PolicySetting("dsgc", 1.0, int(h), float(delta)) for h in hops]
+    runs = [batch.Graph({"graph": "none"}, [batch.PolicySetting("similarity")])]
+    for name, lists in graphs.items():
+        by_id = {sc.id: es for sc, es in zip(scenarios, lists, strict=True)}
+        runs.append(batch.Graph({"graph": name}, settings, lambda sc, e=by_id: e[sc.id]))
+    return batch.run(scenarios, [encoder], runs)
 
 
 def induced_table(runs: pd.DataFrame, **boot) -> pd.DataFrame:

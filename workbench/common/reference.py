@@ -18,8 +18,8 @@ SECTIONS = {
 
 
 def data_path(*parts: str) -> Traversable:
-    """A file or folder under workbench/data (package data)."""
-    node = resources.files("workbench") / "data"
+    """A file or folder under workbench/common/data (package data)."""
+    node = resources.files("workbench.common") / "data"
     for part in parts:
         node = node / part
     return node

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.io import atomic_path
+from workbench.common.io import atomic_path
 
 TOKEN_RE = re.compile(r"[a-z0-9_]+")
 LEXICAL_DIM = 256

@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.options import check_number
+from workbench.common.options import check_number
 
 TAU = 0.25
 LAMBDA = 1.0
@@ -221,7 +221,7 @@ class DSGC:
 
     hops=1 is the paper's rule; each extra hop is damped by `delta`. lam=0 is no-graph DSGC.
     `density` > 0 divides I by cost**density (the length-density variant; 0 in the paper).
-    Knobs are range-checked (workbench.options.RANGES): tau > 0, lam, delta, density >= 0, all
+    Knobs are range-checked (workbench.common.options.RANGES): tau > 0, lam, delta, density >= 0, all
     finite, 0 <= hops <= MAX_HOPS (hops=0 propagates nothing, like lam=0).
     """
 

@@ -8,10 +8,10 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from workbench.encoders import get_encoder
-from workbench.generator import generate, worked_example
-from workbench.policies import Retention, eviction_margin, make_policy
-from workbench.scenario import Scenario
+from workbench.common.encoders import get_encoder
+from workbench.dsgc.generator import generate, worked_example
+from workbench.dsgc.policies import Retention, eviction_margin, make_policy
+from workbench.dsgc.scenario import Scenario
 
 WORKED = "worked"  # the paper's section 2.2 example, as a template name settings accept
 

@@ -2,11 +2,11 @@
 the browser draws.
 
 `payload(setting)` is everything one view shows, as JSON-ready rows (the verdict, the ranking
-table, both charts' data); `explorer(setting)` is the widget (workbench/static/view.js draws it).
+table, both charts' data); `explorer(setting)` is the widget (workbench/explore/static/view.js draws it).
 A change is one message in and one payload out: trace.run_setting scores the setting through the
 cached encoders (a few numpy ops), and the browser swaps the data of vega views it built once.
 Nothing here imports altair (seconds to import): the chart specs come pre-built in
-workbench/static/specs.json, and static figures are rendered from them with vl-convert.
+workbench/explore/static/specs.json, and static figures are rendered from them with vl-convert.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ import anywidget
 import pandas as pd
 import traitlets
 
-from workbench import viewdata
-from workbench.encoders import ENCODERS, get_encoder
-from workbench.generator import TEMPLATES
-from workbench.io import InputError, atomic_write_text, write_csv
-from workbench.notebook import record, show_figure, show_table
-from workbench.policies import POLICIES
-from workbench.scenario import Scenario, ScenarioError, load_scenarios
-from workbench.trace import WORKED, Setting, Trace, run_setting, scenario_for, valley_pair
+from workbench.common.encoders import ENCODERS, get_encoder
+from workbench.common.io import InputError, atomic_write_text, write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import viewdata
+from workbench.dsgc.generator import TEMPLATES
+from workbench.dsgc.policies import POLICIES
+from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
+from workbench.dsgc.trace import WORKED, Setting, Trace, run_setting, scenario_for, valley_pair
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
 POLICY_LABELS = {
@@ -356,8 +356,8 @@ def _scenario_key(s: Setting) -> tuple:
 
 
 def static_text(name: str) -> str:
-    """A file shipped in workbench/static (package data)."""
-    return resources.files("workbench").joinpath("static", name).read_text(encoding="utf-8")
+    """A file shipped in workbench/explore/static (package data)."""
+    return resources.files("workbench.explore").joinpath("static", name).read_text(encoding="utf-8")
 
 
 _SPECS: dict = {}

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from workbench.encoders import token_cost
-from workbench.io import InputError, UniqueIds, atomic_write_text, read_jsonl
+from workbench.common.encoders import token_cost
+from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
 REQUIRED = ("id", "query", "blocks", "edges", "chain")
 KNOWN = frozenset(

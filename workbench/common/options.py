@@ -14,7 +14,7 @@ import numbers
 import re
 from collections.abc import Callable, Sequence
 
-from workbench.io import InputError, check_output_dir, check_output_file
+from workbench.common.io import InputError, check_output_dir, check_output_file
 
 MAX_HOPS = 20  # each hop is one scatter-add; no benchmark chain is longer than a few hops
 

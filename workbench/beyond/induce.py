@@ -1,7 +1,7 @@
 """Induce a DSGC graph from the text alone: handle rules, or embedding nearest neighbours.
 
 - `handles`: a block that names an identifier another block defines depends on that block (the
-  closure study's rule, `workbench.handles.Patterns`, with patterns for this benchmark's
+  closure study's rule, `workbench.common.handles.Patterns`, with patterns for this benchmark's
   identifiers by default).
 - `knn`: each block is linked to its k most similar other blocks whose cosine is at least a
   threshold; the more query-similar block of a pair depends on the less similar one.
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.generator import PROJECTS, SERVICES, USERS
-from workbench.handles import Patterns
-from workbench.scenario import Scenario
+from workbench.common.handles import Patterns
+from workbench.dsgc.generator import PROJECTS, SERVICES, USERS
+from workbench.dsgc.scenario import Scenario
 
 # --- the handle rule ---------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.trace import Trace
+from workbench.dsgc.trace import Trace
 
 COMPONENTS = ("r: query relevance", "λ·π: propagated support")
 VALLEY_SERIES = ("before: r (λ = 0)", "after: I = r + λ·π")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workbench.scenario import Block, Scenario
-from workbench.seeds import Draw
+from workbench.common.seeds import Draw
+from workbench.dsgc.scenario import Block, Scenario
 
 TIERS = ("easy", "medium", "hard")
 

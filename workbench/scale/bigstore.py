@@ -30,12 +30,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.encoders import LEXICAL_DIM, get_encoder, tokenize
-from workbench.generator import FILLER_FRAMES, FILLER_SLOTS, MACHINES, PROJECTS, SERVICES, USERS
-from workbench.io import InputError, UniqueIds, atomic_path, read_jsonl
-from workbench.policies import make_policy
-from workbench.scenario import Block, Scenario
-from workbench.sweep import chunks, run_tasks
+from workbench.common.encoders import LEXICAL_DIM, get_encoder, tokenize
+from workbench.common.io import InputError, UniqueIds, atomic_path, read_jsonl
+from workbench.common.sweep import chunks, run_tasks
+from workbench.dsgc.generator import (
+    FILLER_FRAMES,
+    FILLER_SLOTS,
+    MACHINES,
+    PROJECTS,
+    SERVICES,
+    USERS,
+)
+from workbench.dsgc.policies import make_policy
+from workbench.dsgc.scenario import Block, Scenario
 
 FORMAT = "workbench-store/1"
 CHUNK = 1 << 16  # blocks per write chunk: memory stays flat whatever N is

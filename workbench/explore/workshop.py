@@ -13,12 +13,12 @@ import html
 
 import ipywidgets as w
 
-from workbench import viewdata
-from workbench.explorer import ChartView, explorer, in_voila, verdict_line
-from workbench.notebook import record
-from workbench.scenario import Scenario
-from workbench.seeds import Draw
-from workbench.trace import Setting, Trace, find_seed, first_rescue, kept, run_setting, sweep
+from workbench.common.notebook import record
+from workbench.common.seeds import Draw
+from workbench.dsgc import viewdata
+from workbench.dsgc.scenario import Scenario
+from workbench.dsgc.trace import Setting, Trace, find_seed, first_rescue, kept, run_setting, sweep
+from workbench.explore.explorer import ChartView, explorer, in_voila, verdict_line
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 HOPS = (1, 2, 3)

@@ -1,0 +1,262 @@
+"""Protocols (JSON): named grids of runs, read with every field checked."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from workbench.common.encoders import ENCODERS
+from workbench.common.io import InputError, read_json
+from workbench.common.options import check_number
+from workbench.common.reference import data_path
+from workbench.common.seeds import format_seeds, parse_seeds
+from workbench.dsgc import batch
+from workbench.dsgc.generator import TEMPLATES, TIERS, generate
+from workbench.dsgc.policies import POLICIES
+from workbench.dsgc.scenario import Scenario
+
+
+def _list(v, what: str, item) -> tuple:
+    """A non-empty JSON list read item by item (an item's error names its index)."""
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"must be a non-empty list of {what}")
+    out = []
+    for i, x in enumerate(v):
+        try:
+            out.append(item(x))
+        except ValueError as e:
+            raise ValueError(f"item {i}: {e}") from None
+    return tuple(out)
+
+
+def _text(v) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"must be a string, got {json.dumps(v)[:40]}")
+    return v
+
+
+def _one_of(choices):
+    def read(v) -> str:
+        if v not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}; got {json.dumps(v)[:40]}")
+        return v
+
+    return read
+
+
+def _knob(name: str):
+    return lambda v: check_number(name, v)
+
+
+def _knobs(name: str, what: str):
+    return lambda v: _list(v, what, _knob(name))
+
+
+def _noise(v) -> tuple[float, int]:
+    if not isinstance(v, list) or len(v) != 2:
+        raise ValueError("must be a [drop fraction, spurious edges] pair")
+    return float(check_number("drop", v[0])), check_number("spurious", v[1])
+
+
+# the run-table columns a summary may group by
+
+
+SUMMARY_KEYS = (
+    "encoder",
+    "template",
+    "regime",
+    "policy",
+    "seed",
+    "total_blocks",
+    "budget_multiplier",
+    "lambda",
+    "hops",
+    "delta",
+    "drop",
+    "spurious",
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A named grid: templates x seeds x encoders x policies x M x lambda x hops x size x graph noise.
+
+    The defaults below are the paper's main protocol; a protocol file lists only what it changes.
+    """
+
+    name: str
+    templates: tuple[str, ...] = tuple(TEMPLATES)
+    seeds: tuple[int, int] = (0, 15)  # half-open [A, B); written "A:B" in a protocol file
+    encoders: tuple[str, ...] = ("lexical", "sentence")
+    policies: tuple[str, ...] = ("similarity", "no-graph", "dsgc")
+    budget_multipliers: tuple[float, ...] = (2.0,)
+    lambdas: tuple[float, ...] = (1.0,)
+    tau: float = 0.25
+    hops: tuple[int, ...] = (1,)
+    delta: float = 0.5
+    total_blocks: tuple[int, ...] = (20,)
+    tier: str = "medium"
+    graph_noise: tuple[tuple[float, int], ...] = ((0.0, 0),)  # (drop fraction, spurious edges)
+    summary: tuple[str, ...] = ("encoder", "regime", "policy")
+    description: str = ""
+    paper_table: str = ""
+    deltas: tuple[float, ...] = ()  # dampings swept for hops > 1 (batch engine); empty: `delta`
+    engine: str = (
+        "trace"  # "trace": a Trace per run; "batch": workbench.dsgc.batch, sweep metrics only
+    )
+
+    # how each field is read from JSON: type, names and ranges checked (workbench.common.options)
+    _READ = {
+        "name": _text,
+        "templates": lambda v: _list(v, "template names", _one_of(tuple(TEMPLATES))),
+        "seeds": parse_seeds,
+        "encoders": lambda v: _list(v, "encoder names", _one_of(ENCODERS)),
+        "policies": lambda v: _list(v, "policy names", _one_of(POLICIES)),
+        "budget_multipliers": _knobs("budget_multiplier", "budget multipliers"),
+        "lambdas": _knobs("lambda", "lambdas"),
+        "tau": _knob("tau"),
+        "hops": _knobs("hops", "hop counts"),
+        "delta": _knob("delta"),
+        "total_blocks": _knobs("total_blocks", "block counts"),
+        "tier": _one_of(TIERS),
+        "graph_noise": lambda v: _list(v, "[drop, spurious] pairs", _noise),
+        "summary": lambda v: _list(v, "run-table columns", _one_of(SUMMARY_KEYS)),
+        "description": _text,
+        "paper_table": _text,
+        "deltas": lambda v: () if v == [] else _knobs("delta", "dampings")(v),
+        "engine": _one_of(("trace", "batch")),
+    }
+
+    @classmethod
+    def from_dict(cls, d: dict, path=None) -> Protocol:
+        """A protocol from its JSON object; unknown or malformed fields name the file and field."""
+        if not isinstance(d, dict):
+            raise InputError("a protocol is a JSON object", path=path)
+        if "name" not in d:
+            raise InputError("missing required field", path=path, field="name")
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise InputError(f"unknown field(s) {unknown}", path=path)
+        kwargs = {}
+        for key, value in d.items():
+            try:
+                kwargs[key] = cls._READ[key](value)
+            except (TypeError, ValueError) as e:
+                raise InputError(str(e), path=path, field=key) from None
+        if not kwargs["name"].strip():
+            raise InputError("must be a non-empty string", path=path, field="name")
+        return cls(**kwargs)
+
+    @classmethod
+    def load(cls, name_or_path: str) -> Protocol:
+        """A protocol by name (shipped with the package) or from a JSON file path."""
+        path = Path(name_or_path)
+        if path.suffix:
+            return cls.from_dict(read_json(path), path=path)
+        else:
+            res = data_path("protocols", f"{name_or_path}.json")
+            if not res.is_file():
+                raise ValueError(
+                    f"no protocol {name_or_path!r}; known protocols: {', '.join(known_protocols())}"
+                )
+            text, path = res.read_text(encoding="utf-8"), f"protocol {name_or_path!r}"
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON ({e.msg} at line {e.lineno})", path=path) from None
+        return cls.from_dict(d, path=path)
+
+    def to_dict(self) -> dict:
+        """The fields that differ from the defaults, as a protocol file holds them."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "name" or value != f.default:
+                if f.name == "seeds":
+                    value = format_seeds(*value)
+                elif isinstance(value, tuple):
+                    value = [list(v) if isinstance(v, tuple) else v for v in value]
+                out[f.name] = value
+        return out
+
+    def with_(self, **changes) -> Protocol:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def known_protocols() -> list[str]:
+    """The names of the protocols shipped with the package."""
+    return sorted(
+        p.name[: -len(".json")]
+        for p in data_path("protocols").iterdir()
+        if p.name.endswith(".json")
+    )
+
+
+def scenarios_for(protocol: Protocol) -> list[Scenario]:
+    lo, hi = protocol.seeds
+    return [
+        generate(t, s, n, protocol.tier)
+        for n in protocol.total_blocks
+        for t in protocol.templates
+        for s in range(lo, hi)
+    ]
+
+
+def protocol_grid(protocol: Protocol) -> list[tuple]:
+    """The (policy, M, lambda, hops, (drop, spurious)) runs of a protocol, in run order;
+    policies that ignore lambda and hops run once."""
+    grid = itertools.product(
+        protocol.policies,
+        protocol.budget_multipliers,
+        protocol.lambdas,
+        protocol.hops,
+        protocol.graph_noise,
+    )
+    first = (protocol.lambdas[0], protocol.hops[0])
+    return [
+        (pol, mult, lam, hops, noise)
+        for pol, mult, lam, hops, noise in grid
+        if pol not in ("similarity", "recency", "no-graph") or (lam, hops) == first
+    ]
+
+
+def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
+    """A named protocol with notebook-style overrides: SEEDS as N or 'A:B', ENCODERS as
+    'lexical,sentence' or a list, and scalar or list values for the grid fields."""
+    changes = {}
+    if seeds is not None:
+        changes["seeds"] = parse_seeds(seeds)
+    if encoders is not None:
+        changes["encoders"] = tuple(encoders.split(",") if isinstance(encoders, str) else encoders)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, str) and key in ("templates", "policies"):
+            value = value.split(",")
+        changes[key] = tuple(value) if isinstance(value, list | tuple) else (value,)
+    return Protocol.load(name).with_(**changes)
+
+
+def batch_settings(protocol: Protocol) -> list[batch.PolicySetting]:
+    """The policy settings of a protocol (similarity-only and no-graph once; DSGC per lambda,
+    hops and damping)."""
+    out = []
+    for pol in protocol.policies:
+        if pol == "similarity":
+            out.append(batch.PolicySetting("similarity", tau=protocol.tau))
+        elif pol == "no-graph":
+            out.append(
+                batch.PolicySetting("no-graph", lam=0.0, hops=0, delta=0.0, tau=protocol.tau)
+            )
+        elif pol == "dsgc":
+            out += [
+                batch.PolicySetting("dsgc", lam, hops, delta, protocol.tau)
+                for lam in protocol.lambdas
+                for hops in protocol.hops
+                for delta in (protocol.deltas or (protocol.delta,))
+            ]
+        else:
+            raise ValueError(f"the batch engine runs similarity, no-graph and dsgc, not {pol!r}")
+    return out
