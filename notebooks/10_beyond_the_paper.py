@@ -33,7 +33,7 @@
 import pandas as pd
 from IPython.display import Markdown
 
-from workbench.beyond import studies as beyond
+from workbench.beyond import predictions, prose, studies
 from workbench.common import stats
 from workbench.common.io import write_csv
 from workbench.common.notebook import record, show_figure, show_table
@@ -58,9 +58,9 @@ RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 # %%
 BOOT = {"resamples": RESAMPLES, "seed": SEED}
 encoders = [e.strip() for e in ENCODERS.split(",")]
-scenarios = beyond.scenario_set(SEEDS, SIZES)
+scenarios = studies.scenario_set(SEEDS, SIZES)
 sentence = "sentence" in encoders and bool(SENTENCE_SEEDS)
-live_sentence = beyond.subset(scenarios, SENTENCE_SEEDS) if sentence else []
+live_sentence = studies.subset(scenarios, SENTENCE_SEEDS) if sentence else []
 lo, hi = parse_seeds(SEEDS)
 s_lo, s_hi = parse_seeds(SENTENCE_SEEDS) if sentence else (0, 0)
 n_texts = len({t for sc in live_sentence for t in [sc.query, *sc.texts]})
@@ -93,18 +93,18 @@ Markdown(
 
 # %%
 runs1 = pd.concat(
-    [beyond.khop_runs(scenarios, "lexical", HOPS, DELTAS)]
-    + ([beyond.khop_runs(live_sentence, "sentence", HOPS, DELTAS)] if sentence else []),
+    [studies.khop_runs(scenarios, "lexical", HOPS, DELTAS)]
+    + ([studies.khop_runs(live_sentence, "sentence", HOPS, DELTAS)] if sentence else []),
     ignore_index=True,
 )
-k1 = beyond.khop_table(runs1, **BOOT)
+k1 = studies.khop_table(runs1, **BOOT)
 write_csv(k1, f"{RESULTS_DIR}/beyond_khop.csv")
-DELTA = beyond.choose_damping(k1)
-K = beyond.choose_hops(k1, DELTA)
+DELTA = studies.choose_damping(k1)
+K = studies.choose_hops(k1, DELTA)
 view = k1[(k1.policy == "similarity") | (k1.delta == DELTA)].assign(
     hops=lambda t: t.hops.astype(int)
 )
-show_table(beyond.pivot(view, ["encoder", "template", "total_blocks"], "hops"))
+show_table(studies.pivot(view, ["encoder", "template", "total_blocks"], "hops"))
 
 # %% [markdown]
 # Above: retention (mean [95% interval]) per hops at the damping chosen below; hops = 0 is
@@ -112,9 +112,9 @@ show_table(beyond.pivot(view, ["encoder", "template", "total_blocks"], "hops"))
 # that damping (the records hold every damping).
 
 # %%
-gains = beyond.hop_gain(runs1, 1, 2, **BOOT)
-show_table(beyond.diff_cells(gains[gains.delta == DELTA]))
-record("khop", beyond.khop_record(view))
+gains = studies.hop_gain(runs1, 1, 2, **BOOT)
+show_table(studies.diff_cells(gains[gains.delta == DELTA]))
+record("khop", studies.khop_record(view))
 record("chosen", {"delta": DELTA, "hops": K})
 record(
     "gain_1_to_2",
@@ -125,14 +125,14 @@ record(
 )
 
 # %%
-Markdown(beyond.khop_summary(gains, DELTA))
+Markdown(prose.khop_summary(gains, DELTA))
 
 # %% [markdown]
 # **Which damping?** The target retention at each delta, averaged over hops >= 2 and both
 # targets (best: the highest mean at that size; ties are all best):
 
 # %%
-damp = beyond.best_damping(k1)
+damp = studies.best_damping(k1)
 show_table(damp)
 record(
     "damping",
@@ -163,15 +163,15 @@ cost = view.groupby(["encoder", "template", "total_blocks", "hops"], sort=False)
     ["honeypots_kept", "fillers_kept", "off_chain_support"]
 ].agg({"honeypots_kept": "mean", "fillers_kept": "mean", "off_chain_support": "max"})
 show_table(cost.reset_index())
-deeper = {h: beyond.unchanged_beyond(runs1, h) for h in HOPS[:-1] if h >= 2}
-depth = beyond.longest_path(scenarios)
+deeper = {h: studies.unchanged_beyond(runs1, h) for h in HOPS[:-1] if h >= 2}
+depth = studies.longest_path(scenarios)
 record("deeper_changes", {str(h): n for h, n in deeper.items()})
-Markdown(beyond.cost_summary(k1, deeper, depth, max(HOPS)))
+Markdown(prose.cost_summary(k1, deeper, depth, max(HOPS)))
 
 # %%
 show_figure(
     charts.interval_lines(
-        beyond.khop_frame(k1, DELTA),
+        studies.khop_frame(k1, DELTA),
         "hops",
         "hops (0 = similarity-only)",
         "template",
@@ -192,8 +192,8 @@ show_figure(
 # retained non-chain block (the competitor at the cutoff).
 
 # %%
-lost = beyond.still_lost(runs1)
-traces = beyond.loss_traces(lost, scenarios)
+lost = studies.still_lost(runs1)
+traces = studies.loss_traces(lost, scenarios)
 show_table(traces.drop(columns=["verdict"]) if len(traces) else lost, digits=4)
 record(
     "lost",
@@ -219,13 +219,13 @@ Markdown(
 # %%
 rec_k = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_khop.csv")
 rec_view = rec_k[(rec_k.policy == "similarity") | (rec_k.delta == DELTA)]
-show_table(beyond.pivot(rec_view, ["encoder", "template", "total_blocks"], "hops"))
+show_table(studies.pivot(rec_view, ["encoder", "template", "total_blocks"], "hops"))
 rec_gain = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_gain.csv")
 record(
     "recorded_sentence_khop",
     {
         f"{r.template}/{r.total_blocks}/{r.hops}": r.mean
-        for r in rec_view[rec_view.template.isin(beyond.TARGETS)].itertuples()
+        for r in rec_view[rec_view.template.isin(studies.TARGETS)].itertuples()
     },
 )
 rg = rec_gain[rec_gain.delta == DELTA]
@@ -236,7 +236,7 @@ Markdown(
         f"{r.template} {r.total_blocks}: {stats.fmt_diff(r.diff, r.lo, r.hi)} "
         f"({r.up} up, {r.down} down)"
         for r in rg.itertuples()
-        if r.template in beyond.TARGETS
+        if r.template in studies.TARGETS
     )
     + "."
 )
@@ -253,22 +253,22 @@ Markdown(
 noise = [(d, 0) for d in DROPS] + [(0.0, s) for s in SPURIOUS if s]
 hops2 = sorted({1, K})
 runs2 = pd.concat(
-    [beyond.graph_runs(scenarios, "lexical", hops2, DELTA, noise)]
-    + ([beyond.graph_runs(live_sentence, "sentence", hops2, DELTA, noise)] if sentence else []),
+    [studies.graph_runs(scenarios, "lexical", hops2, DELTA, noise)]
+    + ([studies.graph_runs(live_sentence, "sentence", hops2, DELTA, noise)] if sentence else []),
     ignore_index=True,
 )
-g2 = beyond.graph_table(runs2, **BOOT)
-vs2 = beyond.versus_similarity(runs2, **BOOT)
-gh2 = beyond.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
-identical = beyond.identical_to_similarity(runs2)
+g2 = studies.graph_table(runs2, **BOOT)
+vs2 = studies.versus_similarity(runs2, **BOOT)
+gh2 = studies.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
+identical = studies.identical_to_similarity(runs2)
 write_csv(g2, f"{RESULTS_DIR}/beyond_graph.csv")
 write_csv(vs2, f"{RESULTS_DIR}/beyond_graph_vs_similarity.csv")
 drop_view = g2[(g2.spurious == 0)].assign(drop=lambda t: t["drop"].astype(float))
-show_table(beyond.pivot(drop_view, ["encoder", "template", "total_blocks", "setting"], "drop"))
+show_table(studies.pivot(drop_view, ["encoder", "template", "total_blocks", "setting"], "drop"))
 
 # %%
 spur_view = g2[(g2["drop"] == 0)].assign(spurious=lambda t: t.spurious.astype(int))
-show_table(beyond.pivot(spur_view, ["encoder", "template", "total_blocks", "setting"], "spurious"))
+show_table(studies.pivot(spur_view, ["encoder", "template", "total_blocks", "setting"], "spurious"))
 record(
     "graph",
     {
@@ -285,7 +285,7 @@ record("identical_when_all_dropped", identical)
 
 # %%
 worse = vs2[vs2["down"] > 0]
-show_table(beyond.diff_cells(worse))
+show_table(studies.diff_cells(worse))
 record(
     "worse_than_similarity",
     {
@@ -297,10 +297,10 @@ record(
 )
 
 # %%
-Markdown(beyond.graph_summary(vs2, identical, gh2, K))
+Markdown(prose.graph_summary(vs2, identical, gh2, K))
 
 # %%
-fig2 = beyond.graph_frame(g2, "lexical")
+fig2 = studies.graph_frame(g2, "lexical")
 show_figure(
     charts.interval_lines(
         fig2,
@@ -324,7 +324,7 @@ show_figure(
 
 # %%
 rec_vs = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_graph_vs_similarity.csv")
-show_table(beyond.diff_cells(rec_vs[rec_vs["down"] > 0]))
+show_table(studies.diff_cells(rec_vs[rec_vs["down"] > 0]))
 
 # %% [markdown]
 # ## 3. Graphs induced from the text
@@ -345,12 +345,12 @@ show_table(beyond.diff_cells(rec_vs[rec_vs["down"] > 0]))
 #   best directed edge F1 (recorded below).
 
 # %%
-graphs = {"lexical": beyond.induced_graphs(scenarios, "lexical")}
+graphs = {"lexical": studies.induced_graphs(scenarios, "lexical")}
 if sentence:
-    graphs["sentence"] = beyond.induced_graphs(live_sentence, "sentence")
+    graphs["sentence"] = studies.induced_graphs(live_sentence, "sentence")
 quality = pd.concat(
     [
-        beyond.edge_quality(scenarios if e == "lexical" else live_sentence, gr, e, **BOOT)
+        studies.edge_quality(scenarios if e == "lexical" else live_sentence, gr, e, **BOOT)
         for e, gr in graphs.items()
     ],
     ignore_index=True,
@@ -366,25 +366,25 @@ record(
 )
 
 # %%
-share = beyond.identifier_sharing(scenarios)
+share = studies.identifier_sharing(scenarios)
 show_table(share)
 record("identifier_sharing", {r.template: [r.shared, r.handed_off] for r in share.itertuples()})
 
 # %%
-Markdown(beyond.sharing_summary(share, quality, k1))
+Markdown(prose.sharing_summary(share, quality, k1))
 
 # %%
 runs3 = pd.concat(
     [
-        beyond.induced_runs(scenarios if e == "lexical" else live_sentence, e, gr, hops2, DELTA)
+        studies.induced_runs(scenarios if e == "lexical" else live_sentence, e, gr, hops2, DELTA)
         for e, gr in graphs.items()
     ],
     ignore_index=True,
 )
-t3 = beyond.induced_table(runs3, **BOOT)
-vo3 = beyond.versus_oracle(runs3, **BOOT)
+t3 = studies.induced_table(runs3, **BOOT)
+vo3 = studies.versus_oracle(runs3, **BOOT)
 write_csv(t3, f"{RESULTS_DIR}/beyond_induced.csv")
-show_table(beyond.induced_pivot(t3))
+show_table(studies.induced_pivot(t3))
 record(
     "induced",
     {
@@ -398,10 +398,10 @@ record(
 # and minus similarity-only.
 
 # %%
-show_table(beyond.diff_cells(vo3[vo3.encoder == "lexical"]))
+show_table(studies.diff_cells(vo3[vo3.encoder == "lexical"]))
 
 # %%
-Markdown(beyond.induced_summary(vo3[vo3.encoder == "lexical"]))
+Markdown(prose.induced_summary(vo3[vo3.encoder == "lexical"]))
 
 # %%
 fig3 = t3.copy()
@@ -436,7 +436,7 @@ show_table(chosen)
 rec_e = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_edges.csv")
 show_table(rec_e[rec_e.graph != "oracle"])
 rec_i = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_induced.csv")
-show_table(beyond.induced_pivot(rec_i))
+show_table(studies.induced_pivot(rec_i))
 
 # %% [markdown]
 # ## 4. The paper's predictions beside our measurements
@@ -446,7 +446,7 @@ show_table(beyond.induced_pivot(rec_i))
 # encoder (the paper's stress case), and whether the prediction holds on this benchmark.
 
 # %%
-pred = beyond.predictions(
+pred = predictions.predictions(
     k1, gains, vs2, gh2 if gh2 is not None else gains.iloc[:0], identical, quality, vo3, DELTA, K
 )
 write_csv(pred, f"{RESULTS_DIR}/beyond_predictions.csv")
@@ -455,4 +455,4 @@ with pd.option_context("display.max_colwidth", 400):
 record("predictions", dict(zip(pred["the paper predicts"], pred["holds here"], strict=True)))
 
 # %%
-Markdown(beyond.limits(depth, float(k1.off_chain_support.max()), s_hi - s_lo))
+Markdown(prose.limits(depth, float(k1.off_chain_support.max()), s_hi - s_lo))

@@ -251,7 +251,7 @@ def bench_scale() -> None:
     import pandas as pd
 
     from workbench.dsgc.calibration import regime_checks
-    from workbench.scale import bigstore, stepcost
+    from workbench.scale import bigstore, layout, stepcost
 
     print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)")
     steps, mems = [], []
@@ -274,10 +274,10 @@ def bench_scale() -> None:
     with tempfile.TemporaryDirectory() as d:
         for n in (100_000, 1_000_000):
             t0, c0 = time.perf_counter(), time.process_time()
-            lay = bigstore.layout(n, 0)
+            lay = layout.layout(n, 0)
             for a in range(0, n, bigstore.CHUNK):  # the rows in store order, chunk by chunk
                 at = lay.order[a : a + bigstore.CHUNK]
-                bigstore.lexical_rows(lay.frame[at], lay.slots[at])
+                layout.lexical_rows(lay.frame[at], lay.slots[at])
             t1, c1 = time.perf_counter(), time.process_time()
             bigstore.write_store(lay, Path(d) / str(n))
             t2, c2 = time.perf_counter(), time.process_time()

@@ -17,7 +17,7 @@ import time
 
 import pandas as pd
 
-from workbench.beyond import studies as beyond
+from workbench.beyond import studies
 from workbench.beyond.induce import knn_tuning
 from workbench.common.encoders import get_encoder
 from workbench.common.io import write_csv
@@ -43,31 +43,33 @@ def main(argv=None) -> int:
     def say(what):
         print(f"[{time.perf_counter() - t0:7.1f} s] {what}", file=sys.stderr)
 
-    scenarios = beyond.scenario_set(seeds, sizes)
+    scenarios = studies.scenario_set(seeds, sizes)
     say(f"{len(scenarios)} scenarios")
-    lexical = beyond.khop_table(beyond.khop_runs(scenarios, "lexical", HOPS, DELTAS))
+    lexical = studies.khop_table(studies.khop_runs(scenarios, "lexical", HOPS, DELTAS))
     delta, k = (
-        beyond.choose_damping(lexical),
-        beyond.choose_hops(lexical, beyond.choose_damping(lexical)),
+        studies.choose_damping(lexical),
+        studies.choose_hops(lexical, studies.choose_damping(lexical)),
     )
     say(f"chosen on the lexical encoder: delta {delta:g}, hops {k}")
-    runs1 = beyond.khop_runs(scenarios, args.encoder, HOPS, DELTAS)
+    runs1 = studies.khop_runs(scenarios, args.encoder, HOPS, DELTAS)
     say("k-hop runs")
     out = args.out
-    write_csv(beyond.khop_table(runs1), f"{out}/beyond_{tag}_khop.csv")
-    write_csv(beyond.hop_gain(runs1, 1, 2), f"{out}/beyond_{tag}_gain.csv")
-    runs2 = beyond.graph_runs(scenarios, args.encoder, sorted({1, k}), delta, NOISE)
-    write_csv(beyond.graph_table(runs2), f"{out}/beyond_{tag}_graph.csv")
-    write_csv(beyond.versus_similarity(runs2), f"{out}/beyond_{tag}_graph_vs_similarity.csv")
+    write_csv(studies.khop_table(runs1), f"{out}/beyond_{tag}_khop.csv")
+    write_csv(studies.hop_gain(runs1, 1, 2), f"{out}/beyond_{tag}_gain.csv")
+    runs2 = studies.graph_runs(scenarios, args.encoder, sorted({1, k}), delta, NOISE)
+    write_csv(studies.graph_table(runs2), f"{out}/beyond_{tag}_graph.csv")
+    write_csv(studies.versus_similarity(runs2), f"{out}/beyond_{tag}_graph_vs_similarity.csv")
     say("imperfect graphs")
-    graphs = beyond.induced_graphs(scenarios, args.encoder)
-    write_csv(beyond.edge_quality(scenarios, graphs, args.encoder), f"{out}/beyond_{tag}_edges.csv")
-    runs3 = beyond.induced_runs(scenarios, args.encoder, graphs, sorted({1, k}), delta)
-    write_csv(beyond.induced_table(runs3), f"{out}/beyond_{tag}_induced.csv")
-    write_csv(beyond.versus_oracle(runs3), f"{out}/beyond_{tag}_induced_vs.csv")
+    graphs = studies.induced_graphs(scenarios, args.encoder)
+    write_csv(
+        studies.edge_quality(scenarios, graphs, args.encoder), f"{out}/beyond_{tag}_edges.csv"
+    )
+    runs3 = studies.induced_runs(scenarios, args.encoder, graphs, sorted({1, k}), delta)
+    write_csv(studies.induced_table(runs3), f"{out}/beyond_{tag}_induced.csv")
+    write_csv(studies.versus_oracle(runs3), f"{out}/beyond_{tag}_induced_vs.csv")
     say("induced graphs")
-    tuning = beyond.scenario_set(
-        (args.tuning_seeds.start, args.tuning_seeds.stop), sizes, beyond.TARGETS
+    tuning = studies.scenario_set(
+        (args.tuning_seeds.start, args.tuning_seeds.stop), sizes, studies.TARGETS
     )
     table = pd.concat(
         [knn_tuning(tuning, get_encoder(e)) for e in ("lexical", "sentence")], ignore_index=True

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.beyond import studies as beyond
+from workbench.beyond import studies
 from workbench.beyond.induce import (
     BENCHMARK_PATTERNS,
     check_patterns,
@@ -291,7 +291,7 @@ def test_knn_links_nearest_neighbours_query_facing_block_depends():
 def test_edge_quality_counts_against_the_true_graph():
     scs = [generate(t, s) for t in ("role", "expense") for s in range(4)]
     graphs = {"oracle": [sc.edges for sc in scs], "handles": induce(scs, "handles")}
-    q = beyond.edge_quality(scs, graphs, "lexical", resamples=100).set_index(["graph", "template"])
+    q = studies.edge_quality(scs, graphs, "lexical", resamples=100).set_index(["graph", "template"])
     assert q.loc[("handles", "role"), "precision"] == 1.0
     assert q.loc[("handles", "role"), "recall"] == 1.0
     assert q.loc[("handles", "expense"), "recall"] == 0.0
@@ -304,18 +304,18 @@ def test_edge_quality_counts_against_the_true_graph():
 def test_two_hops_recover_the_one_hop_profile_failures_without_harm():
     p = Protocol.load("khop").with_(encoders=("lexical",), seeds=(0, 40), total_blocks=(20,))
     runs = run_protocol(p)
-    gain = beyond.hop_gain(runs, 1, 2, resamples=200)
+    gain = studies.hop_gain(runs, 1, 2, resamples=200)
     prof = gain[gain.template == "profile"]
     assert (prof["down"] == 0).all() and (prof["up"] > 0).all()
     assert (gain[gain.template != "profile"][["up", "down"]] == 0).all().all()
-    assert beyond.unchanged_beyond(runs, 2) == 0 == beyond.unchanged_beyond(runs, 3)
+    assert studies.unchanged_beyond(runs, 2) == 0 == studies.unchanged_beyond(runs, 3)
 
 
 def test_graph_protocol_missing_edges_fall_back_spurious_edges_hurt():
     p = Protocol.load("graph").with_(encoders=("lexical",), seeds=(0, 40), total_blocks=(20,))
     runs = run_protocol(p)
-    assert beyond.identical_to_similarity(runs, 1.0, 0) == 1.0
-    vs = beyond.versus_similarity(runs, resamples=200)
+    assert studies.identical_to_similarity(runs, 1.0, 0) == 1.0
+    vs = studies.versus_similarity(runs, resamples=200)
     assert vs[(vs.spurious == 0)]["down"].sum() == 0  # dropping edges never goes below
     s = summarize(runs[runs.policy == "dsgc"], ["template", "drop", "spurious"]).set_index(
         ["template", "drop", "spurious"]

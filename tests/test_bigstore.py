@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from workbench.common.encoders import LexicalEncoder
+from workbench.common.seeds import Stream
 from workbench.common.sweep import TableEncoder
 from workbench.dsgc.policies import make_policy
 from workbench.dsgc.trace import run
 from workbench.scale import bigstore as B
+from workbench.scale import layout as L
 
 
 def _digest(folder) -> dict[str, str]:
@@ -32,9 +34,9 @@ def store_dir(tmp_path_factory):
 def test_draws_are_counter_based_and_pinned():
     """The stream is part of the file format: its draws never change (a golden digest, big
     endian so it holds on every platform), and drawing in pieces gives the same draws."""
-    s = B.Stream("pinned")
-    assert np.array_equal(np.concatenate([s.u64(3), s.u64(997)]), B.Stream("pinned").u64(1000))
-    draws = B.Stream("pinned").u64(1000).astype(">u8").tobytes()
+    s = Stream("workbench-store-v1", "pinned")
+    assert np.array_equal(np.concatenate([s.u64(3), s.u64(997)]), L._stream("pinned").u64(1000))
+    draws = L._stream("pinned").u64(1000).astype(">u8").tobytes()
     assert hashlib.sha256(draws).hexdigest()[:16] == "6eb988693361b7df"
 
 
@@ -57,9 +59,9 @@ def test_a_seed_gives_the_same_bytes(store_dir, tmp_path):
 def test_the_store_holds_chains_honeypots_and_fillers(store_dir):
     st = B.read_store(store_dir)
     assert len(st.ids) == 3000 and len(st.queries) == 150  # one chain per 20 blocks
-    assert set(st.queries.template) == set(B.TEMPLATES)
+    assert set(st.queries.template) == set(L.TEMPLATES)
     kinds = {k: st.kinds.count(k) for k in set(st.kinds)}
-    depth = {t: len(B.TEMPLATES[t].chain) for t in B.TEMPLATES}
+    depth = {t: len(L.TEMPLATES[t].chain) for t in L.TEMPLATES}
     chains = sum(depth[t] for t in st.queries.template)
     assert kinds["chain"] == chains and kinds["honeypot"] > 0 and kinds["filler"] > 1500
     # entities are fresh: no two role chains name the same bundle

@@ -7,6 +7,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,37 @@ def token_cost(text: str) -> int:
     return max(len(text.split()), 1)
 
 
+@lru_cache(maxsize=1 << 16)
+def token_slot(token: str) -> tuple[int, int]:
+    """The lexical rule for one token: (bucket, sign) from its SHA-256 digest."""
+    digest = hashlib.sha256(token.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % LEXICAL_DIM, 1 if digest[4] % 2 == 0 else -1
+
+
+def lexical_counts(text: str) -> np.ndarray:
+    """A text's signed bucket counts (int64, LEXICAL_DIM): the lexical row before normalizing."""
+    row = np.zeros(LEXICAL_DIM, dtype=np.int64)
+    for tok in tokenize(text):
+        b, s = token_slot(tok)
+        row[b] += s
+    return row
+
+
+def normalize_counts(counts: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """Rows of integer counts, L2-normalized (a zero row stays zero), as `dtype`.
+
+    Counts are small integers, so each squared norm is exact and each entry is one float64
+    division, done only where a count is nonzero, then cast: the same bits whatever the batch.
+    """
+    flat = np.flatnonzero(counts)
+    r = flat // counts.shape[1]  # the row of each nonzero count
+    v = counts.ravel()[flat].astype(np.float64)
+    norms = np.sqrt(np.bincount(r, weights=v * v, minlength=len(counts)))
+    out = np.zeros(counts.shape, dtype=dtype)
+    out.ravel()[flat] = v / norms[r]
+    return out
+
+
 class LexicalEncoder:
     """The paper's 256-d feature-hash encoder: SHA-256 bucket and sign per token, summed, L2-normalized."""
 
@@ -41,20 +73,6 @@ class LexicalEncoder:
     batch_invariant = True  # integer counts, then one division per row: a row never depends
     # on the other texts of its batch, so any process computes the same bits
 
-    def __init__(self):
-        self._slots: dict[str, tuple[int, float]] = {}  # token -> (bucket, sign); pure memo
-
-    def _slot(self, token: str) -> tuple[int, float]:
-        slot = self._slots.get(token)
-        if slot is None:
-            digest = hashlib.sha256(token.encode("utf-8")).digest()
-            slot = (
-                int.from_bytes(digest[:4], "big") % LEXICAL_DIM,
-                1.0 if digest[4] % 2 == 0 else -1.0,
-            )
-            self._slots[token] = slot
-        return slot
-
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
 
@@ -62,17 +80,17 @@ class LexicalEncoder:
         rows, cols, vals = [], [], []
         for i, text in enumerate(texts):
             for tok in tokenize(text):
-                b, s = self._slot(tok)
+                b, s = token_slot(tok)
                 rows.append(i)
                 cols.append(b)
                 vals.append(s)
-        out = np.zeros((len(texts), LEXICAL_DIM), dtype=np.float64)
+        counts = np.zeros((len(texts), LEXICAL_DIM), dtype=np.int64)
         np.add.at(
-            out,
+            counts,
             (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
-            np.asarray(vals, dtype=np.float64),
+            np.asarray(vals, dtype=np.int64),
         )
-        return _normalize(out)
+        return normalize_counts(counts)
 
     def __repr__(self) -> str:
         return "LexicalEncoder(dim=256, sha256 feature hashing)"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import numpy as np
+
 
 def parse_seeds(value) -> tuple[int, int]:
     """A seed range as (A, B), half-open: from 'A:B', 'N' (= 0:N), an int N, (A, B) or a range."""
@@ -87,6 +89,37 @@ class Draw:
 
     def __repr__(self) -> str:
         return f"Draw({self.key!r}, counter={self.counter})"
+
+
+_GOLDEN, _M1, _M2 = (
+    np.uint64(x) for x in (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)
+)
+
+
+class Stream:
+    """Vectorized counter-based draws for large arrays: splitmix64(key + (counter + 1) * golden),
+    the key the first 8 bytes of SHA-256 of the "/"-joined key parts (numpy integer arithmetic,
+    so a key gives the same draws on every machine and numpy version)."""
+
+    def __init__(self, *key):
+        text = "/".join(str(k) for k in key)
+        self.key = np.uint64(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+        self.counter = 0
+
+    def u64(self, size: int) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            x = (
+                self.key
+                + np.arange(self.counter + 1, self.counter + size + 1, dtype=np.uint64) * _GOLDEN
+            )
+            x = (x ^ (x >> np.uint64(30))) * _M1
+            x = (x ^ (x >> np.uint64(27))) * _M2
+        self.counter += size
+        return x ^ (x >> np.uint64(31))
+
+    def below(self, n, size: int) -> np.ndarray:
+        """size draws in [0, n) (64-bit value mod n, as Draw.below)."""
+        return (self.u64(size) % np.asarray(n, dtype=np.uint64)).astype(np.int64)
 
 
 def seeds_arg(text: str) -> range:

@@ -147,86 +147,168 @@ PROJECTS = (
 MACHINES = ("compressor", "boiler", "pump", "turbine", "chiller", "kiln")
 
 
+@dataclass(frozen=True)
+class Frames:
+    """A template's sentences as format strings (the one copy: the large store compiles them
+    too): the query, the chain (c1 first) and the honeypot pool of each tier."""
+
+    query: str
+    chain: tuple[str, ...]
+    pools: dict[str, tuple[str, ...]]  # tier -> honeypot candidates
+
+    def write(self, values: dict) -> tuple[str, tuple[str, ...], dict[str, tuple[str, ...]]]:
+        """(query, chain, pools) with every slot filled from `values`."""
+        return (
+            self.query.format(**values),
+            tuple(s.format(**values) for s in self.chain),
+            {tier: tuple(s.format(**values) for s in pool) for tier, pool in self.pools.items()},
+        )
+
+
+FRAMES = {
+    "role": Frames(
+        "May {user} delete the encrypted production backup?",
+        (
+            "{user} was placed in access bundle {bundle} for production backup work.",
+            "Bundle {bundle} maps onto clearance level {clearance} in our access directory.",
+            "Clearance {clearance} {verb} deleting the encrypted production backup.",
+        ),
+        {
+            "easy": (
+                "The encrypted archive drive on floor two was relabelled last week.",
+                "Backup tapes are stored in the basement vault.",
+                "A production freeze starts before the holidays.",
+            ),
+            "medium": (
+                "Deleting an encrypted production backup needs a second reviewer.",
+                "Only operators may delete a production backup at night.",
+                "The encrypted production backup is kept for one year.",
+                "Requests to delete an encrypted backup cite a ticket.",
+            ),
+            "hard": (
+                "{other} may delete the encrypted production backup with clearance {clearance}.",
+                "{user} asked whether the encrypted production backup can be deleted.",
+                "Clearance {clearance} was reviewed for deleting the encrypted production backup.",
+            ),
+        },
+    ),
+    "profile": Frames(  # c1 shares only identifiers with the query, none of the decision words
+        "May the {svc} service send telemetry directly?",
+        (
+            "{svc} is filed under change ticket {ticket}.",
+            "Change ticket {ticket} names relay profile {relay} as its sole owner.",
+            "Relay profile {relay} {verb} send telemetry directly to the vendor.",
+        ),
+        {
+            "easy": (
+                "Telemetry dashboards refresh every hour.",
+                "The vendor portal moved to a new address.",
+                "Metrics retention was raised to ninety days.",
+            ),
+            "medium": (
+                "A service may send telemetry directly after a privacy review.",
+                "Staging services may not send telemetry directly.",
+                "Telemetry a service sends directly is sampled heavily.",
+                "May a new service send telemetry directly? Ask security.",
+            ),
+            "hard": (
+                "The {other} service may send telemetry directly to the vendor.",
+                "The {svc} service asked to send telemetry directly last week.",
+                "Relay profile {relay} was audited for sending telemetry directly.",
+            ),
+        },
+    ),
+    "expense": Frames(  # c1, the approval rule, is the query-facing block: no Definition 1 pattern
+        "Can project {proj} approve an expense of {amount} dollars?",
+        (
+            "Project {proj} can approve any expense up to {threshold} dollars without escalation.",
+            "Project {proj} has {budget} dollars of budget remaining this quarter.",
+        ),
+        {
+            "easy": (
+                "Receipts are scanned into the finance portal.",
+                "Quarterly planning begins in the second week.",
+                "The finance office closes early on Fridays.",
+                "Travel bookings go through the agency desk.",
+                "Invoices are paid within thirty days.",
+            ),
+            "medium": (
+                "Project {other} has {other_budget} dollars of budget remaining.",
+                "An expense above the approval threshold needs a director.",
+                "Project {other} can approve expenses up to {other_threshold} dollars.",
+                "Expense approvals are logged in the finance portal.",
+                "Each project can approve small expenses without escalation.",
+                "Budget remaining is reported in dollars at quarter end.",
+            ),
+            "hard": (
+                "Project {proj} asked whether it can approve an expense of {amount} dollars.",
+                "Project {proj} approved an expense of {past_amount} dollars last year.",
+                "Project {other} can approve any expense of {amount} dollars.",
+                "Project {proj} had {past_budget} dollars of budget last quarter.",
+                "Project {proj} may approve expenses once the audit closes.",
+            ),
+        },
+    ),
+    "threshold": Frames(  # c1, the limit, is the query-facing block: no Definition 1 pattern
+        "Is the pressure on {unit} above its limit?",
+        (
+            "The pressure limit for {unit} is {limit} kilopascals.",
+            "The latest pressure reading on {unit} is {reading} kilopascals.",
+        ),
+        {
+            "easy": (
+                "Gauges are recalibrated every spring.",
+                "The plant floor map was redrawn in May.",
+                "Maintenance crews rotate shifts at six.",
+                "Spare valves are kept in cage four.",
+                "Safety drills happen twice a year.",
+            ),
+            "medium": (
+                "The pressure limit for {other} is {other_limit} kilopascals.",
+                "The latest pressure reading on {other} is {other_reading} kilopascals.",
+                "A reading above the pressure limit triggers an alarm.",
+                "Pressure limits are reviewed by the plant engineer each quarter.",
+                "Every {machine} logs its pressure reading hourly.",
+                "Limits are stated in kilopascals on the control screen.",
+            ),
+            "hard": (
+                "The pressure on {unit} was above its limit last month.",
+                "The previous pressure limit for {unit} was {past_limit} kilopascals.",
+                "An older pressure reading on {unit} was {past_reading} kilopascals.",
+                "Is the pressure on {other} above its limit?",
+                "Engineers asked whether {unit} runs above its limit.",
+            ),
+        },
+    ),
+}
+
+
+def _draft(name: str, values: dict, yes: bool, facts: dict) -> Draft:
+    query, chain, pools = FRAMES[name].write(values)
+    return Draft(query, chain, pools, yes, facts)
+
+
 def role(draw: Draw, tier: str) -> Draft:
     """Target: user -> access bundle -> clearance -> may delete a production backup."""
     user, other = draw.sample(USERS, 2)
     bundle, clearance = draw.code(), draw.code("NPRSTVW", 1)
     allowed = draw.below(4) != 0
     verb = "allows" if allowed else "forbids"
-    query = f"May {user} delete the encrypted production backup?"
-    chain = (
-        f"{user} was placed in access bundle {bundle} for production backup work.",
-        f"Bundle {bundle} maps onto clearance level {clearance} in our access directory.",
-        f"Clearance {clearance} {verb} deleting the encrypted production backup.",
-    )
-    pools = {
-        "easy": (
-            "The encrypted archive drive on floor two was relabelled last week.",
-            "Backup tapes are stored in the basement vault.",
-            "A production freeze starts before the holidays.",
-        ),
-        "medium": (
-            "Deleting an encrypted production backup needs a second reviewer.",
-            "Only operators may delete a production backup at night.",
-            "The encrypted production backup is kept for one year.",
-            "Requests to delete an encrypted backup cite a ticket.",
-        ),
-        "hard": (
-            f"{other} may delete the encrypted production backup with clearance {clearance}.",
-            f"{user} asked whether the encrypted production backup can be deleted.",
-            f"Clearance {clearance} was reviewed for deleting the encrypted production backup.",
-        ),
-    }
-    return Draft(
-        query,
-        chain,
-        pools,
-        allowed,
-        {"subject": user, "links": [user, bundle, clearance], "verdict": verb},
-    )
+    values = {"user": user, "other": other, "bundle": bundle, "clearance": clearance, "verb": verb}
+    facts = {"subject": user, "links": [user, bundle, clearance], "verdict": verb}
+    return _draft("role", values, allowed, facts)
 
 
 def profile(draw: Draw, tier: str) -> Draft:
-    """Target: service -> route ticket -> relay profile -> may send telemetry directly.
-
-    c1 shares only identifiers with the query (the service name), none of the decision vocabulary.
-    """
+    """Target: service -> route ticket -> relay profile -> may send telemetry directly."""
     svc, other = draw.sample(SERVICES, 2)
     ticket = f"RT-{100 + draw.below(900)}"
     relay = draw.code("PQRSXYZ", 2)
     allowed = draw.below(4) != 0
     verb = "may" if allowed else "may not"
-    query = f"May the {svc} service send telemetry directly?"
-    chain = (
-        f"{svc} is filed under change ticket {ticket}.",
-        f"Change ticket {ticket} names relay profile {relay} as its sole owner.",
-        f"Relay profile {relay} {verb} send telemetry directly to the vendor.",
-    )
-    pools = {
-        "easy": (
-            "Telemetry dashboards refresh every hour.",
-            "The vendor portal moved to a new address.",
-            "Metrics retention was raised to ninety days.",
-        ),
-        "medium": (
-            "A service may send telemetry directly after a privacy review.",
-            "Staging services may not send telemetry directly.",
-            "Telemetry a service sends directly is sampled heavily.",
-            "May a new service send telemetry directly? Ask security.",
-        ),
-        "hard": (
-            f"The {other} service may send telemetry directly to the vendor.",
-            f"The {svc} service asked to send telemetry directly last week.",
-            f"Relay profile {relay} was audited for sending telemetry directly.",
-        ),
-    }
-    return Draft(
-        query,
-        chain,
-        pools,
-        allowed,
-        {"subject": svc, "links": [svc, ticket, relay], "verdict": verb},
-    )
+    values = {"svc": svc, "other": other, "ticket": ticket, "relay": relay, "verb": verb}
+    facts = {"subject": svc, "links": [svc, ticket, relay], "verdict": verb}
+    return _draft("profile", values, allowed, facts)
 
 
 def expense(draw: Draw, tier: str) -> Draft:
@@ -236,42 +318,19 @@ def expense(draw: Draw, tier: str) -> Draft:
     budget = 500 * (4 + draw.below(20))
     threshold = 500 * (2 + draw.below(14))
     allowed = amount <= budget and amount <= threshold
-    query = f"Can project {proj} approve an expense of {amount} dollars?"
-    chain = (  # c1, the approval rule, is the query-facing block: no Definition 1 pattern
-        f"Project {proj} can approve any expense up to {threshold} dollars without escalation.",
-        f"Project {proj} has {budget} dollars of budget remaining this quarter.",
-    )
-    pools = {
-        "easy": (
-            "Receipts are scanned into the finance portal.",
-            "Quarterly planning begins in the second week.",
-            "The finance office closes early on Fridays.",
-            "Travel bookings go through the agency desk.",
-            "Invoices are paid within thirty days.",
-        ),
-        "medium": (
-            f"Project {other} has {budget + 1500} dollars of budget remaining.",
-            "An expense above the approval threshold needs a director.",
-            f"Project {other} can approve expenses up to {threshold + 1000} dollars.",
-            "Expense approvals are logged in the finance portal.",
-            "Each project can approve small expenses without escalation.",
-            "Budget remaining is reported in dollars at quarter end.",
-        ),
-        "hard": (
-            f"Project {proj} asked whether it can approve an expense of {amount} dollars.",
-            f"Project {proj} approved an expense of {amount + 250} dollars last year.",
-            f"Project {other} can approve any expense of {amount} dollars.",
-            f"Project {proj} had {budget + 2000} dollars of budget last quarter.",
-            f"Project {proj} may approve expenses once the audit closes.",
-        ),
+    values = {
+        "proj": proj,
+        "other": other,
+        "amount": amount,
+        "budget": budget,
+        "threshold": threshold,
+        "other_budget": budget + 1500,
+        "other_threshold": threshold + 1000,
+        "past_amount": amount + 250,
+        "past_budget": budget + 2000,
     }
-    return Draft(
-        query,
-        chain,
-        pools,
-        allowed,
-        {"subject": proj, "amount": amount, "budget": budget, "threshold": threshold},
-    )
+    facts = {"subject": proj, "amount": amount, "budget": budget, "threshold": threshold}
+    return _draft("expense", values, allowed, facts)
 
 
 def threshold(draw: Draw, tier: str) -> Draft:
@@ -280,37 +339,19 @@ def threshold(draw: Draw, tier: str) -> Draft:
     unit, other = f"{machine} {draw.code()}", f"{machine} {draw.code()}"
     limit = 10 * (5 + draw.below(20))
     reading = limit + 10 * (draw.below(9) - 4)
-    over = reading > limit
-    query = f"Is the pressure on {unit} above its limit?"
-    chain = (  # c1, the limit, is the query-facing block: no Definition 1 pattern
-        f"The pressure limit for {unit} is {limit} kilopascals.",
-        f"The latest pressure reading on {unit} is {reading} kilopascals.",
-    )
-    pools = {
-        "easy": (
-            "Gauges are recalibrated every spring.",
-            "The plant floor map was redrawn in May.",
-            "Maintenance crews rotate shifts at six.",
-            "Spare valves are kept in cage four.",
-            "Safety drills happen twice a year.",
-        ),
-        "medium": (
-            f"The pressure limit for {other} is {limit + 20} kilopascals.",
-            f"The latest pressure reading on {other} is {reading - 10} kilopascals.",
-            "A reading above the pressure limit triggers an alarm.",
-            "Pressure limits are reviewed by the plant engineer each quarter.",
-            f"Every {machine} logs its pressure reading hourly.",
-            "Limits are stated in kilopascals on the control screen.",
-        ),
-        "hard": (
-            f"The pressure on {unit} was above its limit last month.",
-            f"The previous pressure limit for {unit} was {limit + 30} kilopascals.",
-            f"An older pressure reading on {unit} was {reading + 40} kilopascals.",
-            f"Is the pressure on {other} above its limit?",
-            f"Engineers asked whether {unit} runs above its limit.",
-        ),
+    values = {
+        "machine": machine,
+        "unit": unit,
+        "other": other,
+        "limit": limit,
+        "reading": reading,
+        "other_limit": limit + 20,
+        "other_reading": reading - 10,
+        "past_limit": limit + 30,
+        "past_reading": reading + 40,
     }
-    return Draft(query, chain, pools, over, {"subject": unit, "reading": reading, "limit": limit})
+    facts = {"subject": unit, "reading": reading, "limit": limit}
+    return _draft("threshold", values, reading > limit, facts)
 
 
 @dataclass(frozen=True)
