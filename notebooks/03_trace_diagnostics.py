@@ -31,8 +31,8 @@ from workbench.dsgc import charts
 from workbench.dsgc.paper import paper_table3, table3, table3_note
 from workbench.dsgc.protocols import protocol_for
 from workbench.dsgc.runs import run_protocol
-from workbench.dsgc.trace import Setting, run_setting, valley_pair
-from workbench.explore.explorer import ranking_table, verdict_line
+from workbench.dsgc.trace import Setting, run_setting, valley_pair, verdict_line
+from workbench.explore.explorer import ranking_table
 
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence (the paper's Table 3: lexical)

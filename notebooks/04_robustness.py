@@ -64,7 +64,7 @@ record(
 
 # %%
 show_figure(
-    charts.sweep(
+    charts.sweep_chart(
         t4,
         "lambda",
         "propagation weight λ",
@@ -102,7 +102,7 @@ record(
 
 # %%
 show_figure(
-    charts.sweep(
+    charts.sweep_chart(
         t5,
         "budget_multiplier",
         "budget multiplier M (log scale)",
@@ -139,7 +139,7 @@ record("table6", {f"{r.encoder}/{r.template}/{r.total_blocks}": r.mean for r in 
 
 # %%
 show_figure(
-    charts.sweep(
+    charts.sweep_chart(
         t6,
         "total_blocks",
         "total blocks in the store",

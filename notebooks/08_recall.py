@@ -30,6 +30,7 @@ from workbench.recall import expectation as X
 from workbench.recall import grid as R
 from workbench.recall import readers as D
 from workbench.recall import report as P
+from workbench.recall import squad
 from workbench.recall import studies as S
 
 # %% tags=["parameters"]
@@ -310,9 +311,9 @@ record(
 # The same rules, metric and bootstrap on streams of sentences: answer-bearing sentences are the facts (one question each, every annotator's answer kept), sentences holding no answer text are the distractors (a distractor never contains an answer of a fact in its stream), and the queries are the real questions. No data set can be downloaded here, so by default this runs on the project's invented fixture; point `SQUAD_PATH` at `dev-v1.1.json` for the paper's setting. A table from the fixture carries `source=fixture` and is never set beside the paper's numbers.
 
 # %%
-pool = E.load_squad(SQUAD_PATH)
+pool = squad.load_squad(SQUAD_PATH)
 squad = R.run_grid(
-    E.squad_episodes(pool, SQUAD_EPISODES, seed=SEED), K, TOP_K, SEED, encoder=encoder
+    squad.squad_episodes(pool, SQUAD_EPISODES, seed=SEED), K, TOP_K, SEED, encoder=encoder
 )
 squad_cells = R.cells_table(squad, N_BOOT)
 squad_numbers = R.squad_numbers(squad, n_boot=N_BOOT)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import settings
 
 from workbench.common.seeds import seed_range
+from workbench.dsgc.generator import worked_example
 
 # CI runs the same hypothesis examples every time (a red run is reproducible, never luck);
 # outside CI hypothesis searches with fresh randomness on every run.
@@ -15,6 +16,21 @@ if os.environ.get("CI"):
 
 
 SEEDS = list(seed_range(os.environ.get("WORKBENCH_SEEDS", "0:1")))
+
+
+def exported_worked_example(**extra) -> dict:
+    """The paper's worked example (generator.worked_example) as another implementation might
+    export it: its own block ids, no kinds, template, regime or seed, and `extra` keys."""
+    sc = worked_example()
+    new = dict(zip(sc.ids, ("n7", "n2", "n9", "z1", "z2", "z3"), strict=True))
+    return {
+        "id": "ext-1",
+        "query": sc.query,
+        "blocks": [{"id": new[b.id], "text": b.text} for b in sc.blocks],
+        "edges": [[new[d], new[p]] for d, p in sc.edges],
+        "chain": [new[c] for c in sc.chain],
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module", params=SEEDS, ids=lambda s: f"seed{s}")

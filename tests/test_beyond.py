@@ -380,9 +380,18 @@ def test_induce_command_bad_input_is_a_clear_error(tmp_path, capsys):
     scen = tmp_path / "s.jsonl"
     main(["generate", "role", "--seeds", "0:1", "--out", str(scen)])
     capsys.readouterr()
+    for extra, msg in (  # options out of range: usage errors (argparse exits 2)
+        (["--method", "knn", "--k", "0"], "argument --k: must be an integer from 1"),
+        (
+            ["--method", "knn", "--threshold", "2"],
+            "argument --threshold: must be a finite number in [-1, 1]",
+        ),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(["induce", str(scen), *extra, "--out", str(out)])
+        assert exit_.value.code == 2 and msg in capsys.readouterr().err
+        assert not out.exists()
     for extra, msg in (
-        (["--method", "knn", "--k", "0"], "--k"),
-        (["--method", "knn", "--threshold", "2"], "--threshold"),
         (["--handle", "["], "does not compile"),
         (["--definition", "no group"], "capturing group"),
     ):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import exported_worked_example
 
 from workbench.cli import main
 
@@ -64,21 +65,7 @@ def test_generate_then_evaluate(tmp_path, capsys):
 
 def test_evaluate_an_exported_file_from_another_implementation(tmp_path):
     """Free ids, no template/regime/seed, extra keys: the contract still holds."""
-    ext = {
-        "id": "ext-1",
-        "query": "May Alice delete the encrypted backup?",
-        "blocks": [
-            {"id": "n7", "text": "Alice is assigned to backup bundle M"},
-            {"id": "n2", "text": "Bundle M maps to clearance N"},
-            {"id": "n9", "text": "Clearance N permits deletion of the encrypted backup."},
-            {"id": "z1", "text": "The encrypted backup of the wiki finished overnight."},
-            {"id": "z2", "text": "Alice booked the large room for the design review."},
-            {"id": "z3", "text": "May the team delete old chat logs after the audit?"},
-        ],
-        "edges": [["n9", "n2"], ["n2", "n7"]],
-        "chain": ["n7", "n2", "n9"],
-        "exporter": {"name": "other-impl", "version": 3},
-    }
+    ext = exported_worked_example(exporter={"name": "other-impl", "version": 3})
     scen = tmp_path / "ext.jsonl"
     scen.write_text(json.dumps(ext) + "\n")
     res = {}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from workbench.cli import main as workbench_main
 from workbench.closure import agent as agentsim
-from workbench.closure import gate, managers, report
+from workbench.closure import gate, managers, report, window
 from workbench.closure import spans as closure
 from workbench.closure.spans import ContextClosureError, Span, SpanError
 from workbench.common import handles
@@ -136,20 +136,6 @@ def test_result_without_explicit_link_pairs_with_latest_open_call():
     assert idx.pairs.tolist() == [[0, 1]] and idx.bindings.tolist() == [[0, 1]]
 
 
-def _slow_requirements(kept, edges, pairs):
-    need = set(np.flatnonzero(kept))
-    changed = True
-    while changed:
-        changed = False
-        for d, p in [*edges.tolist(), *pairs.tolist()]:
-            if d in need and p not in need:
-                need.add(p)
-                changed = True
-    out = np.zeros(len(kept), dtype=bool)
-    out[sorted(need)] = True
-    return out & ~kept
-
-
 def _slow_components(n, links, among):
     parent = list(range(n))
 
@@ -175,17 +161,29 @@ graphs = st.integers(2, 14).flatmap(
 
 @given(graphs)
 @settings(max_examples=60, deadline=None)
-def test_vectorized_graph_helpers_match_slow_loops(g):
+def test_components_match_a_slow_union_find(g):
+    """spans.components (what the atomic and tombstone managers group by) against a plain
+    union-find, on random graphs and windows; edges and call/result pairs both join."""
     n, links, mask = g
     arr = np.array([(a, b) for a, b in links if a != b], dtype=np.int64).reshape(-1, 2)
     kept = np.array(mask)
-    empty = np.zeros((0, 2), dtype=np.int64)
-    assert np.array_equal(
-        closure.closure_requirements(kept, arr, empty), _slow_requirements(kept, arr, empty)
-    )
-    assert closure.components(n, arr, empty, kept).tolist() == _slow_components(
+    half = len(arr) // 2
+    assert closure.components(n, arr[:half], arr[half:], kept).tolist() == _slow_components(
         n, arr.tolist(), kept
     )
+
+
+def test_the_atomic_manager_groups_by_the_window_components():
+    """The atomic manager's units are the connected components of the needs among retained
+    spans (checked against the slow union-find on a simulated episode's window)."""
+    m = managers.make_manager("atomic", 10**9)
+    m.add(*agentsim.episode_log(0, turns=60))
+    W = sorted(m.retained)
+    links = [(i, p) for i in W for p in m.index.needs[i]]
+    among = [i in set(W) for i in range(len(m.index.spans))]
+    slow = _slow_components(len(among), links, among)
+    assert m._components(W) == {i: slow[i] for i in W}
+    assert len(set(m._components(W).values())) < len(W)  # some spans do share a component
 
 
 # --- the relevance scorer and the managers -------------------------------------------------------
@@ -198,8 +196,8 @@ def test_bare_result_scores_low_and_call_high_naturally():
     spans = closure.load_spans(EXAMPLE)
     sims = enc([s.text for s in spans]) @ enc([spans[0].text])[0]
     by = dict(zip([s.id for s in spans], sims, strict=True))
-    assert by["r1"] < managers.THRESHOLD < by["c1"]
-    assert by["c10"] > managers.THRESHOLD  # the later poll is what relevance keeps
+    assert by["r1"] < window.THRESHOLD < by["c1"]
+    assert by["c10"] > window.THRESHOLD  # the later poll is what relevance keeps
 
 
 def test_relevance_only_orphans_the_binding_and_the_gate_pins_it():
@@ -389,7 +387,7 @@ def test_decision_boundary_control_natural_language_loses_nothing():
 
 
 def _cycle(turn, margin, proposal=(), orphans=()):
-    return managers.Cycle(turn, 0, 0, (), margin, tuple(proposal), tuple(orphans))
+    return window.Cycle(turn, 0, 0, (), margin, tuple(proposal), tuple(orphans))
 
 
 def test_margin_signal_counts_against_a_hand_computed_example():
@@ -531,7 +529,7 @@ def test_the_committed_notebook_records_what_the_issue_asks():
 def test_gate_raises_on_dangling_before_margin():
     spans = closure.load_spans(EXAMPLE)
     d = gate.decide(spans, 60, mode="raise")
-    assert d.margin is not None and d.margin < managers.FLOOR  # both fail here ...
+    assert d.margin is not None and d.margin < window.FLOOR  # both fail here ...
     assert (
         d.decision == "raise" and "orphan references ['run_8841']" in d.reason
     )  # ... dangling first
@@ -601,7 +599,7 @@ def test_no_manager_exceeds_its_budget_silently(ops, seed, capacity, name, enfor
             strict.add(s)
             try:
                 strict.step("train the churn model", s.turn)
-            except managers.BudgetExceeded:
+            except window.BudgetExceeded:
                 refused = True
                 assert m.used > m.capacity  # refused exactly when the lenient one is over
             else:

@@ -18,6 +18,7 @@ import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import exported_worked_example
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,21 +35,7 @@ SCHEMAS = ROOT / "docs" / "schemas"
 WINDOW = ROOT / "data" / "logs" / "window_closed.jsonl"
 SQUAD = ROOT / "tests" / "fixtures" / "squad_tiny.json"
 
-SCENARIO = {
-    "id": "ext-1",
-    "query": "May Alice delete the encrypted backup?",
-    "blocks": [
-        {"id": "n7", "text": "Alice is assigned to backup bundle M"},
-        {"id": "n2", "text": "Bundle M maps to clearance N"},
-        {"id": "n9", "text": "Clearance N permits deletion of the encrypted backup."},
-        {"id": "z1", "text": "The encrypted backup of the wiki finished overnight."},
-        {"id": "z2", "text": "Alice booked the large room for the design review."},
-        {"id": "z3", "text": "May the team delete old chat logs after the audit?"},
-    ],
-    "edges": [["n9", "n2"], ["n2", "n7"]],
-    "chain": ["n7", "n2", "n9"],
-    "seed": 3,
-}
+SCENARIO = exported_worked_example(seed=3)
 
 
 def run(argv) -> int:

@@ -16,6 +16,7 @@ from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import ScenarioError, save_scenarios
 from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore import explorer as ex
+from workbench.explore import widgets
 from workbench.explore.app import NOT_IN_VOILA, TEMPLATE, share_dir, voila_command
 from workbench.explore.workshop import NONE, Workshop, neutral_ids
 
@@ -153,10 +154,10 @@ def test_static_files_are_current():
     names the vl-convert that made it: rebuild it (--vega) when that pin moves."""
     from workbench.dsgc.charts import live_specs
 
-    assert json.loads(ex.static_text("specs.json")) == json.loads(json.dumps(live_specs()))
-    head = ex.static_text("vega-bundle.js").splitlines()[0]
+    assert json.loads(widgets.static_text("specs.json")) == json.loads(json.dumps(live_specs()))
+    head = widgets.static_text("vega-bundle.js").splitlines()[0]
     assert f"vl-convert-python {version('vl-convert-python')} " in head
-    assert "export{" in ex.static_text("vega-bundle.js")[-300:].replace(" ", "")
+    assert "export{" in widgets.static_text("vega-bundle.js")[-300:].replace(" ", "")
 
 
 def test_voila_is_served_offline():
@@ -167,7 +168,7 @@ def test_voila_is_served_offline():
     assert all(f"--VoilaConfiguration.extension_denylist={x}" in cmd for x in NOT_IN_VOILA)
     template = Path(share_dir()) / "voila" / "templates" / TEMPLATE / "index.html.j2"
     assert "cdn.jsdelivr.net" in template.read_text()  # the filter that drops those lines
-    assert "http" not in ex.static_text("view.js").replace("http://www.w3.org", "")
+    assert "http" not in widgets.static_text("view.js").replace("http://www.w3.org", "")
 
 
 # --- the workshop ----------------------------------------------------------------------------

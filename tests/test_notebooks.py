@@ -17,8 +17,7 @@ from workbench.common.encoders import get_encoder
 from workbench.common.notebook import read_records
 from workbench.common.seeds import seed_range
 from workbench.dsgc.generator import generate, worked_example
-from workbench.dsgc.trace import Setting, run_setting
-from workbench.explore.explorer import verdict_line
+from workbench.dsgc.trace import Setting, run_setting, verdict_line
 from workbench.reproduce import NOTEBOOK_DIR, NotebookFailed, execute
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,6 +13,7 @@ from workbench.common.encoders import CachedEncoder, get_encoder
 from workbench.common.io import InputError
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
+from workbench.recall import squad
 from workbench.recall.episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
 from workbench.recall.rules import RETENTION_RULES, expose, retain, selection_scores
 
@@ -405,7 +406,7 @@ def test_selector_differences_are_paired(grids):
 
 
 def test_squad_loader_on_the_fixture(global_seed, lexical):
-    pool = E.load_squad(FIXTURE)
+    pool = squad.load_squad(FIXTURE)
     assert pool.source == "fixture"  # the invented fixture labels itself
     # "Residents of Orsk depend on it ..." holds the answer "Orsk": not a distractor
     assert len(pool.targets) == 14 and len(pool.unrelated) == 14
@@ -416,7 +417,7 @@ def test_squad_loader_on_the_fixture(global_seed, lexical):
     t = pool.targets[0]
     assert all(g in t.sentence for g in t.golds) and t.question.endswith("?")
     assert not any(g in s for s, _ in pool.unrelated for t in pool.targets for g in t.golds)
-    ep = E.squad_episodes(pool, 40, seed=global_seed)
+    ep = squad.squad_episodes(pool, 40, seed=global_seed)
     assert ep.source == "fixture" and (ep.distractor.sum(1) == 3).all()
     for e in range(40):
         for q in range(2):
@@ -430,7 +431,7 @@ STRUCTURE = ROOT / "tests" / "fixtures" / "squad_v11_structure.json"
 
 def test_squad_loader_on_the_real_v11_structure():
     """A hand-written file in the dev-v1.1.json structure with the real file's awkward cases."""
-    pool = E.load_squad(STRUCTURE)
+    pool = squad.load_squad(STRUCTURE)
     assert pool.source == str(STRUCTURE)  # a data file is labelled by its path
     by_id = {t.id: t for t in pool.targets}
     # several annotators: every distinct answer is a gold; ids are kept
@@ -457,8 +458,8 @@ def test_squad_loader_on_the_real_v11_structure():
 
 def test_squad_streams_keep_answers_out_of_their_distractors(global_seed):
     """ "Geneva bankers ..." (article 2) holds the answer of "Its clock was made in Geneva." (article 1)."""
-    pool = E.load_squad(STRUCTURE)
-    ep = E.squad_episodes(pool, 200, seed=global_seed)
+    pool = squad.load_squad(STRUCTURE)
+    ep = squad.squad_episodes(pool, 200, seed=global_seed)
     geneva = 0
     for e in range(ep.n_episodes):
         stream = ep.stream(e)
@@ -474,14 +475,14 @@ def test_squad_unanswerable_questions_are_skipped_and_missing_answers_are_errors
     doc["data"][0]["paragraphs"][0]["qas"][1].update(answers=[], is_impossible=True)
     v2 = tmp_path / "v2.json"
     v2.write_text(json.dumps(doc))
-    assert E.load_squad(v2).counts["question without an answer"] == 1
+    assert squad.load_squad(v2).counts["question without an answer"] == 1
     doc["data"][1]["paragraphs"][0]["qas"][1]["answers"][0]["text"] = "trout"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     with pytest.raises(
         InputError, match=r"data\[1\]\.paragraphs\[0\]\.qas\[1\]\.answers\[0\]\.text"
     ):
-        E.load_squad(bad)
+        squad.load_squad(bad)
 
 
 @pytest.mark.parametrize(
@@ -512,7 +513,7 @@ def test_malformed_squad_names_file_and_field(tmp_path, mutate, field):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     with pytest.raises(InputError) as err:
-        E.load_squad(bad)
+        squad.load_squad(bad)
     assert str(bad) in str(err.value) and field in str(err.value)
 
 
@@ -520,7 +521,7 @@ def test_squad_not_json(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"data": [')
     with pytest.raises(InputError, match="broken.json.*invalid JSON"):
-        E.load_squad(bad)
+        squad.load_squad(bad)
 
 
 # --- CLI -----------------------------------------------------------------------------------

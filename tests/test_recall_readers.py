@@ -16,6 +16,7 @@ from workbench.common.encoders import get_encoder
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D
+from workbench.recall import squad
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +77,8 @@ def test_exact_match_follows_the_squad_script():
 
 
 def test_squad_answers_score_against_every_gold(global_seed):
-    pool = E.load_squad(Path(__file__).parent / "fixtures" / "squad_v11_structure.json")
-    ep = E.squad_episodes(pool, 30, seed=global_seed)
+    pool = squad.load_squad(Path(__file__).parent / "fixtures" / "squad_v11_structure.json")
+    ep = squad.squad_episodes(pool, 30, seed=global_seed)
     g = R.run_grid(ep, encoder=get_encoder("lexical"))
     golds = {t.question: t.golds for t in pool.targets}
 

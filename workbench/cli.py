@@ -91,10 +91,6 @@ def cmd_suite(args) -> int:
 def cmd_induce(args) -> int:
     scenarios = load_scenarios(args.scenarios)
     if args.method == "knn":
-        if args.k < 1:
-            raise ValueError(f"--k must be at least 1, got {args.k}")
-        if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
-            raise ValueError(f"--threshold is a cosine in [-1, 1], got {args.threshold}")
         th = knn_threshold(args.encoder) if args.threshold is None else args.threshold
         params = {
             "encoder": args.encoder,
@@ -191,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("scenarios")
     i.add_argument("--method", choices=METHODS, default="handles")
     i.add_argument("--encoder", choices=ENCODERS, default="lexical", help="knn: the embeddings")
-    i.add_argument("--k", type=int, default=KNN_K, help="knn: neighbours per block")
-    i.add_argument("--threshold", type=float, default=None, help="knn: least cosine")
+    i.add_argument("--k", type=number("k"), default=KNN_K, help="knn: neighbours per block")
+    i.add_argument("--threshold", type=number("threshold"), default=None, help="knn: least cosine")
     i.add_argument("--direction", choices=DIRECTIONS, default="query", help="knn: who depends")
     i.add_argument("--handle", default=None, help="handles: regex of an identifier")
     i.add_argument("--definition", default=None, help="handles: regex, group 1 = the identifier")

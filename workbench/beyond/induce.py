@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.common.handles import Patterns
+from workbench.common.options import check_number
 from workbench.dsgc.generator import PROJECTS, SERVICES, USERS
 from workbench.dsgc.scenario import Scenario
 
@@ -129,8 +130,7 @@ def knn_pairs(
     scenario an (|E|, 2) array of (dependent, prerequisite) positions, sorted."""
     if direction not in DIRECTIONS:
         raise ValueError(f"unknown direction {direction!r}; choose one of {', '.join(DIRECTIONS)}")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+    k = check_number("k", k)
     s, n, _ = emb.shape
     if n < 2:
         return [np.zeros((0, 2), dtype=np.int64) for _ in range(s)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from workbench.closure.managers import FLOOR, MANAGERS
+from workbench.closure.managers import MANAGERS
+from workbench.closure.window import FLOOR
 
 
 def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.closure import agent, gate, managers, report
+from workbench.closure import agent, gate, managers, report, window
 from workbench.closure import logs as L
 from workbench.closure import spans as C
 from workbench.closure.trim import STRATEGIES, trim_log
@@ -231,9 +231,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="token budget: the gate's decision on the window (with --manager: replay the log)",
     )
     c.add_argument("--manager", default=None, choices=list(managers.MANAGERS))
-    c.add_argument("--mode", default="throttle", choices=list(managers.MODES))
+    c.add_argument("--mode", default="throttle", choices=list(window.MODES))
     c.add_argument(
-        "--floor", type=number("floor"), default=managers.FLOOR, help="eviction-margin floor"
+        "--floor", type=number("floor"), default=window.FLOOR, help="eviction-margin floor"
     )
     c.add_argument("--goal", default=None, help="goal text (default: the first user span)")
     c.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
@@ -268,7 +268,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--capacity", type=number("capacity"), default=400, help="window capacity in tokens"
     )
     s.add_argument("--managers", type=names(managers.MANAGERS), default=",".join(managers.MANAGERS))
-    s.add_argument("--mode", default="throttle", choices=list(managers.MODES))
+    s.add_argument("--mode", default="throttle", choices=list(window.MODES))
     s.add_argument("--encoder", default="lexical", choices=["lexical", "sentence"])
     s.add_argument(
         "--out", type=out_dir, default=None, help="folder for closure_summary.csv and the timeline"

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.closure.managers import FLOOR, MODES, GatedManager
-from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, SpanIndex
+from workbench.closure.managers import GatedManager
+from workbench.closure.spans import CLOSURE_PATTERNS, SpanIndex
+from workbench.closure.window import FLOOR, MODES
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
+from workbench.dsgc.policies import walk
 
 
 @dataclass(frozen=True, repr=False)
@@ -94,20 +96,22 @@ def decide(
         goal = goal or next((s.text for s in spans if s.role == "user"), spans[0].text)
         scores = enc([s.text for s in spans]) @ enc([goal])[0]
     scores = np.array([s.score if s.score is not None else scores[i] for i, s in enumerate(spans)])
+    name = encoder if isinstance(encoder, str) else getattr(encoder, "name", "encoder")
     source = (
         "supplied per span (score)"
         if all(have)
-        else f"supplied for {sum(have)}/{n} spans, the rest lexical cosine to the goal"
+        else f"supplied for {sum(have)}/{n} spans, the rest {name} cosine to the goal"
         if any(have)
-        else "lexical cosine to the goal (no span has a score)"
+        else f"{name} cosine to the goal (no span has a score)"
     )
-    order = sorted(range(n), key=lambda i: (not pinned[i], -scores[i], i))
-    keep = np.zeros(n, dtype=bool)
-    used = 0
-    for i in order:
-        if pinned[i] or used + cost[i] <= budget:
-            keep[i] = True
-            used += cost[i]
+    # the note's evict_by_relevance: pinned spans stay, the rest by score (ties: window order)
+    # through the one budget walk
+    keep = pinned.copy()
+    free = np.flatnonzero(~pinned)
+    room = walk(
+        free[np.argsort(-scores[free], kind="stable")], cost, budget - int(cost[pinned].sum()), keep
+    )
+    used = budget - room
     evict = ~keep
     scored = ~pinned
     margin = None
@@ -169,9 +173,7 @@ def decide(
         budget, fraction=1.0, target=1.0, floor=floor, patterns=patterns, encoder=encoder
     )
     m.add(*spans, sims=scores.tolist())
-    out = sorted(m._greedy(list(m.retained), 1.0))
-    for i in out:
-        m._drop(i)
+    out = m.evict_closure_safe(1.0)
     decision = "+".join(d for d, on in (("repair", dangling), ("throttle", low)) if on)
     reason = {
         "repair": "dangling references: commit the closure-respecting eviction instead",
@@ -188,9 +190,3 @@ def decide(
         closed=m.report().closed,
         **base,
     )
-
-
-def raise_if_needed(d: Decision) -> None:
-    """Raise the note's ContextClosureError for a 'raise' decision (for library callers)."""
-    if d.decision == "raise":
-        raise ContextClosureError(d.reason.removeprefix("ContextClosureError: "))

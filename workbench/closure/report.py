@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.closure.agent import LOUD, Run, episode_log, natural_language_only
-from workbench.closure.managers import FLOOR, make_manager
+from workbench.closure.managers import make_manager
+from workbench.closure.window import FLOOR
 from workbench.common.reference import paper_figures
 
 BOOT = 2000  # bootstrap resamples over seeds

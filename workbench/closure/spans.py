@@ -424,19 +424,6 @@ def span_edges(spans, patterns: Patterns = CLOSURE_PATTERNS) -> list[tuple[str, 
     return SpanIndex(patterns).extend(spans).edge_ids()
 
 
-def closure_requirements(kept: np.ndarray, edges: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Spans that must join `kept` for it to be closed: every prerequisite of a retained span and
-    the binding answer of every retained call (`pairs`), to a fixpoint (a vectorized pass a layer)."""
-    need = np.array(kept, dtype=bool)
-    dep = np.concatenate([edges[:, 0], pairs[:, 0]])
-    pre = np.concatenate([edges[:, 1], pairs[:, 1]])
-    while True:
-        add = pre[need[dep] & ~need[pre]]
-        if not len(add):
-            return need & ~np.asarray(kept, dtype=bool)
-        need[add] = True
-
-
 def components(n: int, edges: np.ndarray, pairs: np.ndarray, among: np.ndarray) -> np.ndarray:
     """Connected-component label (smallest member position) of each span in `among`; -1 outside."""
     lab = np.where(among, np.arange(n), -1)

@@ -587,7 +587,11 @@ class UniqueIds:
 # --- CSV -------------------------------------------------------------------------------------
 
 
+def csv_text(df, float_format: str | None = "%.4f") -> str:
+    """A DataFrame as the project's CSV text: no index, LF line ends, fixed float format."""
+    return df.to_csv(index=False, float_format=float_format, lineterminator="\n")
+
+
 def write_csv(df, path: str | os.PathLike, float_format: str | None = "%.4f") -> Path:
-    """A DataFrame as CSV (no index, LF line ends, fixed float format), atomically."""
-    text = df.to_csv(index=False, float_format=float_format, lineterminator="\n")
-    return atomic_write_text(path, text)
+    """A DataFrame as CSV (`csv_text`), atomically."""
+    return atomic_write_text(path, csv_text(df, float_format))

@@ -42,6 +42,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "seed": (0, 2**63 - 1, False, True),
     "recall_density": (0.0, 1.0, False, False),  # distractor share of a stream, below 1
     "floor": (-1e6, 1e6, False, False),  # the closure gate's eviction-margin floor: finite
+    "threshold": (-1.0, 1.0, False, False),  # a cosine
 }
 _OPEN_HIGH = {"recall_density"}  # ranges whose high end is excluded too
 
@@ -72,6 +73,22 @@ def check_number(name: str, value, label: str | None = None):
         raise bad
     if (lo_open and value == lo) or (name in _OPEN_HIGH and value == hi):
         raise bad
+    return value
+
+
+def check_within(name: str, value, lo: float, hi: float, label: str | None = None):
+    """`check_number`, then the narrower [lo, hi] a control offers (a slider's range)."""
+    label = label or name
+    value = check_number(name, value, label)
+    if not lo <= value <= hi:
+        raise ValueError(f"{label} must be in [{lo:g}, {hi:g}]; got {value!r}")
+    return value
+
+
+def check_choice(label: str, value, choices: Sequence):
+    """`value` if it is one of `choices`, else ValueError naming `label` and the choices."""
+    if value not in choices:
+        raise ValueError(f"{label} must be one of {', '.join(map(str, choices))}; got {value!r}")
     return value
 
 

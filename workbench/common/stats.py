@@ -95,6 +95,20 @@ def _by_size(groups):
     return buckets
 
 
+def _grouped(frame: pd.DataFrame, by: list, values: str, resamples, level, seed):
+    """[(group key, its rows, (n, mean, lo, hi))] in first-seen order: each group's `values`
+    column bootstrapped, groups of one size resampled together."""
+    groups = [
+        (key if isinstance(key, tuple) else (key,), g) for key, g in frame.groupby(by, sort=False)
+    ]
+    found = {}
+    for n, items in _by_size([(k, g[values].to_numpy()) for k, g in groups]).items():
+        m, lo, hi = bootstrap(np.stack([v for _, v in items]), resamples, level, seed)
+        for (key, _), a, b, c in zip(items, m, lo, hi, strict=True):
+            found[key] = (n, a, b, c)
+    return [(key, g, found[key]) for key, g in groups]
+
+
 def interval_table(
     df: pd.DataFrame,
     by,
@@ -107,16 +121,7 @@ def interval_table(
     """Per group: n units, the mean and its bootstrap interval (lo, hi), groups in first-seen order."""
     by = list(by)
     u = _units(df, by, metric, unit)
-    groups = [
-        (key if isinstance(key, tuple) else (key,), g[metric].to_numpy())
-        for key, g in u.groupby(by, sort=False)
-    ]
-    found = {}
-    for n, items in _by_size(groups).items():
-        m, lo, hi = bootstrap(np.stack([v for _, v in items]), resamples, level, seed)
-        for (key, _), a, b, c in zip(items, m, lo, hi, strict=True):
-            found[key] = (n, a, b, c)
-    rows = [(*key, *found[key]) for key, _ in groups]
+    rows = [(*key, *ci) for key, _, ci in _grouped(u, by, metric, resamples, level, seed)]
     return pd.DataFrame(rows, columns=[*by, "n", "mean", "lo", "hi"])
 
 
@@ -140,17 +145,8 @@ def paired_table(
     b = u[u[column] == other].drop(columns=column)
     both = a.merge(b, on=[*by, unit], suffixes=("_base", "_other"), sort=False)
     both["d"] = both[f"{metric}_other"] - both[f"{metric}_base"]
-    groups = []
-    for key, g in both.groupby(by, sort=False):
-        groups.append((key if isinstance(key, tuple) else (key,), g))
-    found = {}
-    for n, items in _by_size([(k, g["d"].to_numpy()) for k, g in groups]).items():
-        m, lo, hi = bootstrap(np.stack([v for _, v in items]), resamples, level, seed)
-        for (key, _), x, y, z in zip(items, m, lo, hi, strict=True):
-            found[key] = (n, x, y, z)
     rows = []
-    for key, g in groups:
-        n, d, lo, hi = found[key]
+    for key, g, (n, d, lo, hi) in _grouped(both, by, "d", resamples, level, seed):
         rows.append(
             (
                 *key,

@@ -366,7 +366,7 @@ def ours_vs_paper(table: pd.DataFrame, group: str, title: str) -> alt.Chart:
     )
 
 
-def sweep(
+def sweep_chart(
     table: pd.DataFrame,
     x: str,
     x_title: str,

@@ -287,44 +287,30 @@ class Trace:
 # --- one setting, seen several ways (notebooks, workshop, explorer) ----------------------------
 
 
-def valley_pair(setting: Setting, scenario: Scenario | None = None) -> tuple[Trace, Trace]:
-    """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the
-    setting's lambda, tau and hops (whatever policy the setting names)."""
-    return (
-        run_setting(setting, scenario, policy="no-graph"),
-        run_setting(setting, scenario, policy="dsgc"),
+def verdict_line(trace: Trace) -> str:
+    """The one-line verdict: the library's Trace.verdict() plus the knobs that produced it."""
+    p = trace.retention.params
+    knobs = (
+        f"lambda={p['lambda']:g}, tau={p['tau']:g}, hops={p['hops']}"
+        if trace.policy in ("dsgc", "no-graph")
+        else ""
     )
+    return trace.verdict() + (f" [{knobs}]" if knobs else "")
 
 
-def sweep(state: Setting, knob: str, values) -> pd.DataFrame:
-    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
-    rows = []
-    for v in values:
-        t = run_setting(state, **{knob: v})
-        rows.append(
-            {
-                knob: v,
-                "full_chain_retained": t.full_chain_retained,
-                "displaced_text": ",".join(t.displaced) or "-",
-                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
-                "margin": t.margin,
-                "verdict": t.verdict(),
-            }
-        )
-    return pd.DataFrame(rows)
+def valley_pair(
+    setting: Setting, scenario: Scenario | None = None, own: Trace | None = None
+) -> tuple[Trace, Trace]:
+    """The runs the semantic valley compares: no propagation (lambda 0), then DSGC at the
+    setting's lambda, tau and hops (whatever policy the setting names). `own`, the setting's
+    own run if already made, stands in for the one of the two it is (no run made twice)."""
 
+    def one(policy: str) -> Trace:
+        if own is not None and setting.policy == policy:
+            return own
+        return run_setting(setting, scenario, policy=policy)
 
-def find_seed(state: Setting, condition, seeds=range(100)) -> int | None:
-    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
-    for s in seeds:
-        if condition(state.with_(seed=s)):
-            return s
-    return None
-
-
-def kept(state: Setting, **changes) -> bool:
-    """Is the full chain retained in this state (with changes)?"""
-    return run_setting(state, **changes).full_chain_retained
+    return one("no-graph"), one("dsgc")
 
 
 def blocks_table(state: Setting) -> pd.DataFrame:
@@ -333,14 +319,6 @@ def blocks_table(state: Setting) -> pd.DataFrame:
     return pd.DataFrame(
         {"id": sc.ids, "kind": sc.kinds, "cost": sc.costs.tolist(), "text": sc.texts}
     )
-
-
-def first_rescue(state: Setting, knob: str, values):
-    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
-    for v in values:
-        if kept(state, **{knob: v}):
-            return v
-    return None
 
 
 def chain_table(state: Setting) -> pd.DataFrame:

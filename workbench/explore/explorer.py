@@ -19,22 +19,30 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, fields, replace
-from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
-import anywidget
 import pandas as pd
 import traitlets
 
 from workbench.common.encoders import ENCODERS, get_encoder
-from workbench.common.io import InputError, atomic_write_text, write_csv
+from workbench.common.io import InputError, atomic_write_text, csv_text, write_csv
 from workbench.common.notebook import record, show_figure, show_table
+from workbench.common.options import check_choice, check_within
 from workbench.dsgc import viewdata
 from workbench.dsgc.generator import TEMPLATES
 from workbench.dsgc.policies import POLICIES
 from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
-from workbench.dsgc.trace import WORKED, Setting, Trace, run_setting, scenario_for, valley_pair
+from workbench.dsgc.trace import (
+    WORKED,
+    Setting,
+    Trace,
+    run_setting,
+    scenario_for,
+    valley_pair,
+    verdict_line,
+)
+from workbench.explore.widgets import BoundSpec, LiveView, in_voila, specs, vega_lib
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
 POLICY_LABELS = {
@@ -49,7 +57,7 @@ BLOCKS = (20, 50)
 MAX_UPLOAD = 20_000_000  # characters; a scenario file for one room is far smaller
 
 
-# --- the ranking table and the verdict -----------------------------------------------------------
+# --- the ranking table -----------------------------------------------------------
 
 
 def ranking_table(trace: Trace) -> pd.DataFrame:
@@ -94,17 +102,6 @@ def table_rows(trace: Trace) -> list[list[str]]:
     return rows
 
 
-def verdict_line(trace: Trace) -> str:
-    """The one-line verdict: the library's Trace.verdict() plus the knobs that produced it."""
-    p = trace.retention.params
-    knobs = (
-        f"lambda={p['lambda']:g}, tau={p['tau']:g}, hops={p['hops']}"
-        if trace.policy in ("dsgc", "no-graph")
-        else ""
-    )
-    return trace.verdict() + (f" [{knobs}]" if knobs else "")
-
-
 # --- which knobs matter ----------------------------------------------------------------------------
 
 
@@ -142,7 +139,13 @@ QUERY_KEYS = {  # Voila itself reads ?template= and ?theme=, so the template tra
     "hops": "hops",
     "total_blocks": "blocks",
 }
-RANGES = {"seed": (0, 99), "multiplier": (1.0, 5.0), "lam": (0.0, 3.0), "tau": (0.05, 1.0)}
+# the controls' ranges (narrower than the library's: workbench.common.options checks both)
+SLIDERS = {
+    "seed": ("seed", 0, 99),
+    "multiplier": ("budget_multiplier", 1.0, 5.0),
+    "lam": ("lambda", 0.0, 3.0),
+    "tau": ("tau", 0.05, 1.0),
+}
 CHOICES = {
     "template": TEMPLATE_CHOICES,
     "encoder": ENCODERS,
@@ -168,10 +171,11 @@ def checked(name: str, raw) -> object:
     value = {"int": int, "float": float, "str": str}[kind](raw)
     if kind == "int" and isinstance(raw, float) and raw != int(raw):
         raise ValueError(f"{name} must be a whole number")
-    if name in CHOICES and value not in CHOICES[name]:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, CHOICES[name]))}")
-    if name in RANGES and not RANGES[name][0] <= value <= RANGES[name][1]:
-        raise ValueError(f"{name} must be in [{RANGES[name][0]}, {RANGES[name][1]}]")
+    if name in CHOICES:
+        return check_choice(name, value, CHOICES[name])
+    if name in SLIDERS:
+        knob, lo, hi = SLIDERS[name]
+        return check_within(knob, value, lo, hi, label=name)
     return value
 
 
@@ -212,9 +216,15 @@ class Upload:
 
 def payload(setting: Setting, upload: Upload | None = None, seq: int = 0) -> dict:
     """Everything the page shows for one setting (on a scenario from a file, if given)."""
+    return view(setting, upload, seq)[1]
+
+
+def view(setting: Setting, upload: Upload | None = None, seq: int = 0) -> tuple[Trace, dict]:
+    """(the setting's Trace, its payload): the setting is run once, and the valley's two runs
+    reuse it when it is one of them."""
     scenario = upload.scenario if upload is not None else None
     trace = run_setting(setting, scenario)
-    before, after = valley_pair(setting, scenario)
+    before, after = valley_pair(setting, scenario, trace)
     sc = trace.scenario
     table = table_rows(trace)
     why = inactive(setting, from_file=upload is not None)
@@ -222,7 +232,7 @@ def payload(setting: Setting, upload: Upload | None = None, seq: int = 0) -> dic
     if upload is not None:
         state.update(template=f"file:{upload.name}", scenario=upload.index)
     stem = f"{sc.id}_{setting.encoder}_{setting.policy}".replace("/", "_").replace("=", "")
-    return {
+    return trace, {
         "seq": seq,
         "state": state,
         "controls": controls(setting, why, upload),
@@ -352,78 +362,6 @@ def _scenario_key(s: Setting) -> tuple:
     return (s.template, s.seed, s.total_blocks)
 
 
-# --- the widgets ----------------------------------------------------------------------------------
-
-
-def static_text(name: str) -> str:
-    """A file shipped in workbench/explore/static (package data)."""
-    return resources.files("workbench.explore").joinpath("static", name).read_text(encoding="utf-8")
-
-
-_SPECS: dict = {}
-
-
-def specs() -> dict:
-    """The live chart specs (static/specs.json; scripts/build_static.py writes it)."""
-    if not _SPECS:
-        _SPECS.update(json.loads(static_text("specs.json")))
-    return _SPECS
-
-
-class VegaLib(anywidget.AnyWidget):
-    """vega + vega-lite + vega-embed (static/vega-bundle.js), sent to the page once and shared
-    by every view in it, so nothing is fetched from a CDN."""
-
-    _esm = "export default {};"
-    source = traitlets.Unicode("").tag(sync=True)
-
-
-_LIB: list[VegaLib] = []
-
-
-def vega_lib() -> VegaLib:
-    if not _LIB:
-        _LIB.append(VegaLib(source=static_text("vega-bundle.js")))
-    return _LIB[0]
-
-
-class LiveView(anywidget.AnyWidget):
-    """Shared by the explorer and single charts: the front end (static/view.js) and vega."""
-
-    _esm = static_text("view.js")
-    _css = static_text("view.css")
-    kind = traitlets.Unicode("chart").tag(sync=True)
-    lib = anywidget.WidgetTrait().tag(sync=True)
-    specs = traitlets.Dict().tag(sync=True)
-
-
-class ChartView(LiveView):
-    """One chart drawn in the browser from a live spec and one run's rows (viewdata.*_data)."""
-
-    spec = traitlets.Unicode().tag(sync=True)
-    data = traitlets.Dict().tag(sync=True)
-    width = traitlets.Int(640).tag(sync=True)
-
-    def __init__(self, spec: str, data: dict, width: int = 640, **kw):
-        super().__init__(
-            kind="chart",
-            lib=vega_lib(),
-            specs={spec: specs()[spec]},
-            spec=spec,
-            data=data,
-            width=width,
-            **kw,
-        )
-
-    def __repr__(self) -> str:
-        return f"ChartView({self.spec}: {self.data.get('head', '')})"
-
-
-def in_voila() -> bool:
-    """True inside a Voila kernel (it sets SERVER_SOFTWARE=voila/<version>)."""
-    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
-
-
 class Explorer(LiveView):
     """The explorer widget: controls, verdict, landscape, valley, ranking table; upload, share
     and export. State lives here; the page sends `set`, `upload` and `export` messages."""
@@ -442,6 +380,7 @@ class Explorer(LiveView):
         self.files: dict[str, tuple[Scenario, ...]] = {}  # every file uploaded to this page
         self.notes = notes or []
         self.pending: int | None = None  # a request waiting for the model
+        self.trace: Trace | None = None  # the run the page shows
         self.on_msg(self._on_msg)
         self.refresh(0)
         if warm:
@@ -501,12 +440,10 @@ class Explorer(LiveView):
 
     def export(self, what: str) -> dict:
         """A file the page downloads: the ranking table as CSV or the state as JSON."""
-        trace = run_setting(self.setting, self.upload.scenario if self.upload else None)
+        trace = self.trace  # the view on the page
         stem = self.payload.get("stem", "explorer")
-        if what == "csv":  # the same format as io.write_csv: no index, LF, 4 decimals
-            text = ranking_table(trace).to_csv(
-                index=False, float_format="%.4f", lineterminator="\n"
-            )
+        if what == "csv":  # the result tables' format (io.csv_text)
+            text = csv_text(ranking_table(trace))
             return {
                 "type": "download",
                 "name": f"{stem}_ranking.csv",
@@ -544,14 +481,14 @@ class Explorer(LiveView):
             self.busy = True  # encoding new texts takes a moment: say so at once
         try:
             t = time.perf_counter()
-            p = payload(s, self.upload, seq)
+            trace, p = view(s, self.upload, seq)
             p["kernel_ms"] = round((time.perf_counter() - t) * 1000, 2)
         except (InputError, ValueError) as e:
             with self.hold_sync():
                 self.error, self.busy = str(e), False
             return self._answer(seq)
         with self.hold_sync():  # one message: table, verdict, both charts' data, busy off
-            self.payload = p
+            self.trace, self.payload = trace, p
             self.error = ""
             self.message = "; ".join(self.notes)
             self.busy = False
@@ -593,40 +530,17 @@ def explorer(
 # --- a static rendering, for stored notebook outputs --------------------------------------------
 
 
-class BoundSpec:
-    """A live spec with one run's rows and params bound in: a static figure (no altair needed),
-    renderable by notebook.show_figure / save_figure (anything with to_json)."""
-
-    def __init__(self, name: str, data: dict, width: int | None = None):
-        spec = json.loads(json.dumps(specs()[name]))
-        params = {p["name"] for p in spec.get("params", [])}
-        spec["datasets"] = {k: v for k, v in data.items() if k not in params and k != "family"}
-        for p in spec.get("params", []):
-            if p["name"] in data:
-                p["value"] = data[p["name"]]
-        if width is not None:
-            spec["width"] = width
-        self.spec = spec
-
-    def to_json(self, **_kw) -> str:
-        return json.dumps(self.spec)
-
-    def to_dict(self, **_kw) -> dict:
-        return self.spec
-
-
 def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name="explorer"):
     """The starting view as text and figures, for the notebook's stored outputs: the verdict,
     the ranking table, NAME_landscape / NAME_valley in figures_dir, (given results_dir) the
     ranking as NAME_ranking.csv, and the records the tests read (verdict, kept, chain_ranks).
     Under Voila it shows, records and writes nothing: the live view above is the page, and a
     room of participants must not rewrite the committed files."""
-    trace = run_setting(setting)
     if in_voila():
-        return verdict_line(trace)
+        return verdict_line(run_setting(setting))
     from IPython.display import display
 
-    p = payload(setting)
+    trace, p = view(setting)
     display({"text/plain": p["verdict"]}, raw=True)
     table = ranking_table(trace)
     show_table(table.drop(columns=["text"]), digits=4)

@@ -12,17 +12,61 @@ from __future__ import annotations
 import html
 
 import ipywidgets as w
+import pandas as pd
 
 from workbench.common.notebook import record
 from workbench.common.seeds import Draw
 from workbench.dsgc import viewdata
 from workbench.dsgc.scenario import Scenario
-from workbench.dsgc.trace import Setting, Trace, find_seed, first_rescue, kept, run_setting, sweep
-from workbench.explore.explorer import ChartView, explorer, in_voila, verdict_line
+from workbench.dsgc.trace import Setting, Trace, run_setting, verdict_line
+from workbench.explore.explorer import explorer
+from workbench.explore.widgets import ChartView, in_voila
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 HOPS = (1, 2, 3)
 NONE = "none"
+
+
+# --- the runs behind the reveals ------------------------------------------------------------------
+
+
+def knob_sweep(state: Setting, knob: str, values) -> pd.DataFrame:
+    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
+    rows = []
+    for v in values:
+        t = run_setting(state, **{knob: v})
+        rows.append(
+            {
+                knob: v,
+                "full_chain_retained": t.full_chain_retained,
+                "displaced_text": ",".join(t.displaced) or "-",
+                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
+                "margin": t.margin,
+                "verdict": t.verdict(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def find_seed(state: Setting, condition, seeds=range(100)) -> int | None:
+    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
+    for s in seeds:
+        if condition(state.with_(seed=s)):
+            return s
+    return None
+
+
+def kept(state: Setting, **changes) -> bool:
+    """Is the full chain retained in this state (with changes)?"""
+    return run_setting(state, **changes).full_chain_retained
+
+
+def first_rescue(state: Setting, knob: str, values):
+    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
+    for v in values:
+        if kept(state, **{knob: v}):
+            return v
+    return None
 
 
 def neutral_ids(scenario: Scenario) -> dict[str, str]:
@@ -48,7 +92,7 @@ def _margin(m) -> str:
 
 def sweep_rows(state: Setting, knob: str, values) -> list[list[str]]:
     """A sweep as friendly rows: value, whole chain kept, evicted chain blocks, ranks, margin."""
-    df = sweep(state, knob, list(values))
+    df = knob_sweep(state, knob, list(values))
     return [
         [
             f"{r[knob]:g}",
@@ -418,7 +462,7 @@ class Workshop:
             {"seed": s.seed, "displaced": sim.displaced, "indirect": sim.indirect},
             shown=False,
         )
-        lam = sweep(s.with_(policy="dsgc"), "lam", list(LAMBDAS))
+        lam = knob_sweep(s.with_(policy="dsgc"), "lam", list(LAMBDAS))
         record(
             "part2",
             {
@@ -428,7 +472,7 @@ class Workshop:
             },
             shown=False,
         )
-        hops = sweep(h, "hops", list(HOPS))
+        hops = knob_sweep(h, "hops", list(HOPS))
         record(
             "part3",
             {

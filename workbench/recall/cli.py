@@ -15,13 +15,14 @@ from workbench.recall import episodes as E
 from workbench.recall import grid as R
 from workbench.recall import readers as D
 from workbench.recall import report as P
+from workbench.recall import squad
 
 
 def _episodes(args, queries: str):
     """Synthetic episodes, or SQuAD-format streams when --squad is given."""
     if args.squad:
-        return E.squad_episodes(
-            E.load_squad(args.squad), args.episodes, density=args.density, seed=args.seed
+        return squad.squad_episodes(
+            squad.load_squad(args.squad), args.episodes, density=args.density, seed=args.seed
         )
     return E.make_episodes(
         args.episodes, density=args.density, queries=queries, marker=args.marker, seed=args.seed

@@ -31,9 +31,8 @@ QUANTITIES = (
 )
 
 
-def recency_formula(n_items: int = 10, K: int = 5, k: int = 3) -> dict[str, float]:
-    """The recency quantities in percent for exchangeable placements: K/N, k/N and their differences."""
-    kept, shown = min(K, n_items) / n_items, min(k, K, n_items) / n_items
+def _recency_quantities(kept: float, shown: float) -> dict[str, float]:
+    """The recency quantities in percent from P(target retained) and P(target shown)."""
     return {
         "retention": 100 * kept,
         "recall_recency_recency": 100 * shown,
@@ -41,6 +40,11 @@ def recency_formula(n_items: int = 10, K: int = 5, k: int = 3) -> dict[str, floa
         "mixed_comparison": 100 * (1 - shown),
         "access_contribution": 100 * (1 - kept),
     }
+
+
+def recency_formula(n_items: int = 10, K: int = 5, k: int = 3) -> dict[str, float]:
+    """The recency quantities in percent for exchangeable placements: K/N, k/N and their differences."""
+    return _recency_quantities(min(K, n_items) / n_items, min(k, K, n_items) / n_items)
 
 
 def _placements(n_items: int, n_d: int, weights: Sequence[float] | None):
@@ -94,13 +98,9 @@ def recency_exact(
             if 6 <= delay <= 9:  # the type oracle drops distractors first: the last K facts stay
                 acc["late"] += w
                 acc["late_kept"] += w * (sum(f > t for f in facts) < K)
-    kept, shown = acc["retention"], acc["recall_recency_recency"]
+    shown = acc["recall_recency_recency"]
     return {
-        "retention": 100 * kept,
-        "recall_recency_recency": 100 * shown,
-        "matched_access_gain": 100 * (kept - shown),
-        "mixed_comparison": 100 * (1 - shown),
-        "access_contribution": 100 * (1 - kept),
+        **_recency_quantities(acc["retention"], shown),
         "type_oracle_retention_delay_6_9": (
             100 * acc["late_kept"] / acc["late"] if acc["late"] else float("nan")
         ),

@@ -1,0 +1,104 @@
+"""The page's building blocks: the vendored vega bundle, the live view every chart and the
+explorer share (static/view.js draws them), one chart from a live spec, and a live spec bound
+to one run's rows as a static figure. Nothing here imports altair (seconds to import): the specs
+come pre-built in static/specs.json (scripts/build_static.py writes it)."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+
+import anywidget
+import traitlets
+
+
+def static_text(name: str) -> str:
+    """A file shipped in workbench/explore/static (package data)."""
+    return resources.files("workbench.explore").joinpath("static", name).read_text(encoding="utf-8")
+
+
+_SPECS: dict = {}
+
+
+def specs() -> dict:
+    """The live chart specs (static/specs.json; scripts/build_static.py writes it)."""
+    if not _SPECS:
+        _SPECS.update(json.loads(static_text("specs.json")))
+    return _SPECS
+
+
+class VegaLib(anywidget.AnyWidget):
+    """vega + vega-lite + vega-embed (static/vega-bundle.js), sent to the page once and shared
+    by every view in it, so nothing is fetched from a CDN."""
+
+    _esm = "export default {};"
+    source = traitlets.Unicode("").tag(sync=True)
+
+
+_LIB: list[VegaLib] = []
+
+
+def vega_lib() -> VegaLib:
+    if not _LIB:
+        _LIB.append(VegaLib(source=static_text("vega-bundle.js")))
+    return _LIB[0]
+
+
+class LiveView(anywidget.AnyWidget):
+    """Shared by the explorer and single charts: the front end (static/view.js) and vega."""
+
+    _esm = static_text("view.js")
+    _css = static_text("view.css")
+    kind = traitlets.Unicode("chart").tag(sync=True)
+    lib = anywidget.WidgetTrait().tag(sync=True)
+    specs = traitlets.Dict().tag(sync=True)
+
+
+class ChartView(LiveView):
+    """One chart drawn in the browser from a live spec and one run's rows (viewdata.*_data)."""
+
+    spec = traitlets.Unicode().tag(sync=True)
+    data = traitlets.Dict().tag(sync=True)
+    width = traitlets.Int(640).tag(sync=True)
+
+    def __init__(self, spec: str, data: dict, width: int = 640, **kw):
+        super().__init__(
+            kind="chart",
+            lib=vega_lib(),
+            specs={spec: specs()[spec]},
+            spec=spec,
+            data=data,
+            width=width,
+            **kw,
+        )
+
+    def __repr__(self) -> str:
+        return f"ChartView({self.spec}: {self.data.get('head', '')})"
+
+
+def in_voila() -> bool:
+    """True inside a Voila kernel (it sets SERVER_SOFTWARE=voila/<version>)."""
+    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
+
+
+class BoundSpec:
+    """A live spec with one run's rows and params bound in: a static figure (no altair needed),
+    renderable by notebook.show_figure / save_figure (anything with to_json)."""
+
+    def __init__(self, name: str, data: dict, width: int | None = None):
+        spec = json.loads(json.dumps(specs()[name]))
+        params = {p["name"] for p in spec.get("params", [])}
+        spec["datasets"] = {k: v for k, v in data.items() if k not in params and k != "family"}
+        for p in spec.get("params", []):
+            if p["name"] in data:
+                p["value"] = data[p["name"]]
+        if width is not None:
+            spec["width"] = width
+        self.spec = spec
+
+    def to_json(self, **_kw) -> str:
+        return json.dumps(self.spec)
+
+    def to_dict(self, **_kw) -> dict:
+        return self.spec
