@@ -126,6 +126,38 @@ def test_widget_messages_change_the_state_and_answer_each_request(tmp_path):
     assert json.loads(sent[1]["text"])["query"] == ex.to_query(view.setting)
 
 
+def test_each_change_runs_each_setting_it_shows_once(monkeypatch):
+    """A change shows the setting's run and the valley's two (no propagation, DSGC): each
+    distinct run is made once, the setting's own standing in for the valley run it is; an
+    export makes none (it saves the view on the page)."""
+    import workbench.dsgc.trace as trace
+
+    runs = []
+    real = trace.run
+
+    def counted(scenario, encoder, policy, multiplier=2.0):
+        runs.append((scenario.id, repr(policy)))
+        return real(scenario, encoder, policy, multiplier)
+
+    monkeypatch.setattr(trace, "run", counted)
+    view = ex.Explorer(Setting(policy="dsgc"), warm=False)
+    assert len(runs) == len(set(runs)) == 2  # dsgc (also the valley's after) + no-graph
+    for changes, want in (
+        ({"seed": 4}, 2),
+        ({"policy": "similarity"}, 3),  # similarity, then the valley's no-graph and dsgc
+        ({"policy": "no-graph", "lam": 0.5}, 2),
+        ({"hops": 2}, 2),
+    ):
+        runs.clear()
+        message(view, type="set", changes=changes, seq=1)
+        assert view.error == "" and len(runs) == len(set(runs)) == want, (changes, runs)
+    runs.clear()
+    view.send = lambda _msg: None
+    message(view, type="export", what="csv", seq=2)
+    message(view, type="export", what="json", seq=3)
+    assert runs == []
+
+
 def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch, tmp_path):
     """No model load in this test: the warm-up is replaced, then reports a failure."""
     # A cache directory of its own gives a fresh, unloaded encoder even when an earlier test in

@@ -70,10 +70,6 @@ LANDSCAPE_Y = {
 STATUS_SHAPES = ("circle", "diamond", "cross")
 
 
-def score_axis_title(trace: Trace) -> str:
-    return LANDSCAPE_Y[viewdata.family(trace.policy)]
-
-
 def _landscape_layers(family: str) -> list:
     x = alt.X(
         "rank:O",
