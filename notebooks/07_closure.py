@@ -71,7 +71,7 @@ for name in ("relevance", "gate", "tombstone"):
 # %%
 window = load_spans(WINDOW)
 for mode in ("raise", "throttle"):
-    print(f"--- mode {mode}", *gate.decide(window, 70, mode=mode).lines(), sep="\n")
+    print(f"--- mode {mode}", *gate.window_decision(window, 70, mode=mode).lines(), sep="\n")
 
 # %% [markdown]
 # ## The plan-driven agent under each manager

@@ -59,9 +59,9 @@ def test_a_seed_gives_the_same_bytes(store_dir, tmp_path):
 def test_the_store_holds_chains_honeypots_and_fillers(store_dir):
     st = B.read_store(store_dir)
     assert len(st.ids) == 3000 and len(st.queries) == 150  # one chain per 20 blocks
-    assert set(st.queries.template) == set(L.TEMPLATES)
+    assert set(st.queries.template) == set(L.STORE_TEMPLATES)
     kinds = {k: st.kinds.count(k) for k in set(st.kinds)}
-    depth = {t: len(L.TEMPLATES[t].chain) for t in L.TEMPLATES}
+    depth = {t: len(L.STORE_TEMPLATES[t].chain) for t in L.STORE_TEMPLATES}
     chains = sum(depth[t] for t in st.queries.template)
     assert kinds["chain"] == chains and kinds["honeypot"] > 0 and kinds["filler"] > 1500
     # entities are fresh: no two role chains name the same bundle

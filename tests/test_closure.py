@@ -528,7 +528,7 @@ def test_the_committed_notebook_records_what_the_issue_asks():
 
 def test_gate_raises_on_dangling_before_margin():
     spans = closure.load_spans(EXAMPLE)
-    d = gate.decide(spans, 60, mode="raise")
+    d = gate.window_decision(spans, 60, mode="raise")
     assert d.margin is not None and d.margin < window.FLOOR  # both fail here ...
     assert (
         d.decision == "raise" and "orphan references ['run_8841']" in d.reason
@@ -548,12 +548,12 @@ def test_window_scores_and_pins_drive_the_decision(tmp_path):
     judge = {"r1": 0.05, "c10": 0.9, "c5": 0.8, "k4": 0.7, "u0": 0.95}
     for r in rows:
         r["score"] = judge.get(r["id"], 0.3)
-    d = gate.decide(closure.load_spans(_window(tmp_path, rows)), 40)
+    d = gate.window_decision(closure.load_spans(_window(tmp_path, rows)), 40)
     assert d.score_source == "supplied per span (score)" and "r1" in d.proposal
     assert "run_8841" in d.dangling and d.decision.startswith("repair") and d.closed
     for r in rows:
         r["pinned"] = r["id"] == "r1"
-    d = gate.decide(closure.load_spans(_window(tmp_path, rows)), 40)
+    d = gate.window_decision(closure.load_spans(_window(tmp_path, rows)), 40)
     assert "r1" not in d.proposal and d.pinned_tokens == 4 and "run_8841" not in d.dangling
     rows[3]["score"] = float("nan")
     with pytest.raises(SpanError, match="line 4: field 'score'"):
@@ -565,7 +565,7 @@ def test_a_repair_never_leaves_the_window_over_budget_silently():
     pinned = [
         Span(s.id, s.turn, s.role, s.text, s.depends_on, pinned=s.role != "user") for s in spans
     ]
-    d = gate.decide(pinned, 30)  # the pinned spans alone are over 30 tokens
+    d = gate.window_decision(pinned, 30)  # the pinned spans alone are over 30 tokens
     assert d.over > 0 and "OVER BUDGET" in "\n".join(d.lines())
 
 

@@ -347,23 +347,9 @@ def simulate_run(
     )
 
 
-def simulate(
-    managers=tuple(MANAGERS),
-    seeds=range(10),
-    turns: int = 300,
-    capacity: int = 400,
-    encoder: str = "lexical",
-    *,
-    mode: str = "throttle",
-    enforce: bool = True,
-    lenient: bool = True,
-) -> list[Run]:
-    """The same seeded runs under every manager."""
-    return [
-        simulate_run(m, s, turns, capacity, encoder, mode=mode, enforce=enforce, lenient=lenient)
-        for m in managers
-        for s in seeds
-    ]
+def simulate(managers=tuple(MANAGERS), seeds=range(10), *args, **kw) -> list[Run]:
+    """The same seeded runs under every manager (`args`, `kw`: as simulate_run takes them)."""
+    return [simulate_run(m, s, *args, **kw) for m in managers for s in seeds]
 
 
 def natural_language_only(spans, patterns: Patterns = CLOSURE_PATTERNS) -> list[Span]:

@@ -76,7 +76,7 @@ def cmd_check(args) -> int:
         print(f"window {args.window}: {len(spans)} spans, {sum(s.cost for s in spans)} tokens")
         print("eviction margin: n/a (no --budget: nothing to evict)")
     elif args.manager is None:
-        d = gate.decide(
+        d = gate.window_decision(
             spans,
             args.budget,
             floor=args.floor,

@@ -72,7 +72,7 @@ class Decision:
     reason_floor: float = FLOOR
 
 
-def decide(
+def window_decision(
     spans,
     budget: int,
     *,

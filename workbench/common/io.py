@@ -238,7 +238,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _sweep(folder: Path) -> None:
+def _clear_leftovers(folder: Path) -> None:
     """Remove what killed writers left beside `folder`; put back an old set left aside."""
     pat = re.compile(re.escape(f".{folder.name}.wb") + r"(\d+)-.*\.(tmp|old)$")
     try:
@@ -293,7 +293,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     folder = Path(os.path.realpath(path))
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        _sweep(folder)
+        _clear_leftovers(folder)
         stage = Path(
             tempfile.mkdtemp(
                 dir=folder.parent, prefix=f".{folder.name}.wb{os.getpid()}-", suffix=".tmp"

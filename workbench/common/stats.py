@@ -95,7 +95,14 @@ def _by_size(groups):
     return buckets
 
 
-def _grouped(frame: pd.DataFrame, by: list, values: str, resamples, level, seed):
+def _grouped(
+    frame: pd.DataFrame,
+    by: list,
+    values: str,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = SEED,
+):
     """[(group key, its rows, (n, mean, lo, hi))] in first-seen order: each group's `values`
     column bootstrapped, groups of one size resampled together."""
     groups = [
@@ -110,18 +117,13 @@ def _grouped(frame: pd.DataFrame, by: list, values: str, resamples, level, seed)
 
 
 def interval_table(
-    df: pd.DataFrame,
-    by,
-    metric: str = "full_chain_retained",
-    unit: str = "seed",
-    resamples: int = RESAMPLES,
-    level: float = LEVEL,
-    seed: int = SEED,
+    df: pd.DataFrame, by, metric: str = "full_chain_retained", unit: str = "seed", **boot
 ) -> pd.DataFrame:
-    """Per group: n units, the mean and its bootstrap interval (lo, hi), groups in first-seen order."""
+    """Per group: n units, the mean and its bootstrap interval (lo, hi), groups in first-seen
+    order. `boot`: resamples, level, seed (of the bootstrap)."""
     by = list(by)
     u = _units(df, by, metric, unit)
-    rows = [(*key, *ci) for key, _, ci in _grouped(u, by, metric, resamples, level, seed)]
+    rows = [(*key, *ci) for key, _, ci in _grouped(u, by, metric, **boot)]
     return pd.DataFrame(rows, columns=[*by, "n", "mean", "lo", "hi"])
 
 
@@ -133,12 +135,11 @@ def paired_table(
     other,
     metric: str = "full_chain_retained",
     unit: str = "seed",
-    resamples: int = RESAMPLES,
-    level: float = LEVEL,
-    seed: int = SEED,
+    **boot,
 ) -> pd.DataFrame:
     """`other` minus `base` (two values of `column`) per group, on the units both ran: the mean
-    difference with its paired bootstrap interval, and how many units went up and down."""
+    difference with its paired bootstrap interval, and how many units went up and down.
+    `boot`: resamples, level, seed (of the bootstrap)."""
     by = list(by)
     u = _units(df[df[column].isin([base, other])], [*by, column], metric, unit)
     a = u[u[column] == base].drop(columns=column)
@@ -146,7 +147,7 @@ def paired_table(
     both = a.merge(b, on=[*by, unit], suffixes=("_base", "_other"), sort=False)
     both["d"] = both[f"{metric}_other"] - both[f"{metric}_base"]
     rows = []
-    for key, g, (n, d, lo, hi) in _grouped(both, by, "d", resamples, level, seed):
+    for key, g, (n, d, lo, hi) in _grouped(both, by, "d", **boot):
         rows.append(
             (
                 *key,

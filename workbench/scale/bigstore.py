@@ -31,7 +31,15 @@ from workbench.common.io import InputError, UniqueIds, atomic_path, read_jsonl
 from workbench.common.sweep import chunks, run_tasks
 from workbench.dsgc.policies import make_policy
 from workbench.dsgc.scenario import Block, Scenario
-from workbench.scale.layout import KINDS, MAX_SLOTS, TEMPLATES, Layout, layout, lexical_rows, render
+from workbench.scale.layout import (
+    KINDS,
+    MAX_SLOTS,
+    STORE_TEMPLATES,
+    Layout,
+    layout,
+    lexical_rows,
+    render,
+)
 
 FORMAT = "workbench-store/1"
 CHUNK = 1 << 16  # blocks per write chunk: memory stays flat whatever N is
@@ -95,7 +103,7 @@ def write_store(lay: Layout, out_dir, chunk: int = CHUNK) -> Path:
                 ids = ", ".join(next(names) for _ in chain)
                 lines.append(
                     f'{{"query": {_json_str(text)}, "id": {_json_str(qid)}, "template": "{tname}", '
-                    f'"regime": "{TEMPLATES[tname].regime}", "chain": [{ids}]}}\n'
+                    f'"regime": "{STORE_TEMPLATES[tname].regime}", "chain": [{ids}]}}\n'
                 )
             fh.write("".join(lines))
         emb.flush()
@@ -313,7 +321,7 @@ def _cached_store(folder: str) -> Store:
 def store_retention(
     folder,
     encoder: str = "lexical",
-    templates: Sequence[str] = tuple(TEMPLATES),
+    templates: Sequence[str] = tuple(STORE_TEMPLATES),
     queries: int = 100,
     policies: Sequence[str] = ("similarity", "dsgc"),
     multiplier: float = 2.0,
@@ -345,7 +353,7 @@ def retention_study(
     queries: int = 100,
     scheduler=None,
     progress: bool = False,
-    templates: Sequence[str] = tuple(TEMPLATES),
+    templates: Sequence[str] = tuple(STORE_TEMPLATES),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Retention as the store grows: a store per N (made once in `folder`), each encoder's
     rows beside it, then `store_retention`. Returns (rows, per-task costs)."""

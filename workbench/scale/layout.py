@@ -191,13 +191,17 @@ def _template(name: str) -> BigTemplate:
     )
 
 
-TEMPLATES = {name: _template(name) for name in G.TEMPLATES}
+STORE_TEMPLATES = {name: _template(name) for name in G.TEMPLATES}
 FILLERS = tuple(Frame.compile(f) for f in FILLER_FRAMES)
-FRAMES: list[Frame] = [f for t in TEMPLATES.values() for f in (t.query, *t.chain, *t.honeypots)]
-FRAMES += FILLERS
-FRAME_ID = {f.fmt: i for i, f in enumerate(FRAMES)}
-MAX_SLOTS = max(len(f.slots) for f in FRAMES)
-_FRAME_VEC = np.stack([PIECES.vectors[list(f.literals)].sum(0, dtype=np.int16) for f in FRAMES])
+STORE_FRAMES: list[Frame] = [
+    f for t in STORE_TEMPLATES.values() for f in (t.query, *t.chain, *t.honeypots)
+]
+STORE_FRAMES += FILLERS
+FRAME_ID = {f.fmt: i for i, f in enumerate(STORE_FRAMES)}
+MAX_SLOTS = max(len(f.slots) for f in STORE_FRAMES)
+_FRAME_VEC = np.stack(
+    [PIECES.vectors[list(f.literals)].sum(0, dtype=np.int16) for f in STORE_FRAMES]
+)
 
 
 # --- generation -------------------------------------------------------------------------------
@@ -213,7 +217,7 @@ class Layout:
     frame: np.ndarray  # (N,) frame index
     slots: np.ndarray  # (N, MAX_SLOTS) piece ids (EMPTY where unused)
     kind: np.ndarray  # (N,) 0 chain, 1 honeypot, 2 filler
-    template: np.ndarray  # (N,) index into TEMPLATES (fillers: -1)
+    template: np.ndarray  # (N,) index into STORE_TEMPLATES (fillers: -1)
     instance: np.ndarray  # (N,) the chain instance (fillers: their own number)
     link: np.ndarray  # (N,) which chain link or honeypot of its instance
     order: np.ndarray  # order[k] = pre-shuffle index of the block at store position k
@@ -223,7 +227,7 @@ class Layout:
     def names(self, idx) -> list[str]:
         """Block ids of pre-shuffle indices: role12.c1, role12.h2, f345."""
         out = []
-        tnames = list(TEMPLATES)
+        tnames = list(STORE_TEMPLATES)
         for t, i, k, kind in zip(
             self.template[idx].tolist(),
             self.instance[idx].tolist(),
@@ -245,7 +249,7 @@ _MARK = (".c", ".h")
 def counts_per_template(n_blocks: int, per_chain: int = 20) -> dict[str, int]:
     """How many chain instances of each template: one per `per_chain` blocks, round-robin."""
     n_inst = max(1, n_blocks // per_chain)
-    names = list(TEMPLATES)
+    names = list(STORE_TEMPLATES)
     return {t: n_inst // 4 + (1 if i < n_inst % 4 else 0) for i, t in enumerate(names)}
 
 
@@ -254,7 +258,10 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
     a store order, the chains' edges and `extra_edges` spurious ones (any block depending on a
     non-chain block), all from counter-based streams of (n_blocks, seed)."""
     counts = counts_per_template(n_blocks, per_chain)
-    used = sum(c * (len(TEMPLATES[t].chain) + TEMPLATES[t].n_honeypots) for t, c in counts.items())
+    used = sum(
+        c * (len(STORE_TEMPLATES[t].chain) + STORE_TEMPLATES[t].n_honeypots)
+        for t, c in counts.items()
+    )
     if used > n_blocks:
         raise ValueError(f"{n_blocks} blocks cannot hold the chains and honeypots ({used})")
     frames, slot_rows, edges_pre, queries = [], [], [], []
@@ -263,7 +270,7 @@ def layout(n_blocks: int, seed: int = 0, per_chain: int = 20, extra_edges: int =
     for t_i, (tname, n) in enumerate(counts.items()):
         if n == 0:
             continue
-        t, s = TEMPLATES[tname], _stream(n_blocks, seed, tname)
+        t, s = STORE_TEMPLATES[tname], _stream(n_blocks, seed, tname)
         value = {}
         for slot, (pool, differ) in t.slots.items():
             size = len(POOLS[pool])
@@ -366,7 +373,7 @@ def render(frames: np.ndarray, slots: np.ndarray) -> list[str]:
     text = PIECES.text
     for f in np.unique(frames).tolist():
         rows = np.flatnonzero(frames == f)
-        frame = FRAMES[f]
+        frame = STORE_FRAMES[f]
         lits = [text[i] for i in frame.literals]
         cols = [[text[p] for p in slots[rows, j].tolist()] for j in range(len(frame.slots))]
         parts = [""] * (2 * len(cols) + 1)
