@@ -52,7 +52,7 @@ def windows(n: int, scheduler=None) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", nargs="+", default=["0:15", "15:115"])
+    ap.add_argument("--seeds", nargs="+", default=["0:15", "15:115", "115:215", "500:600"])
     ap.add_argument(
         "--windows",
         type=int,

@@ -9,13 +9,13 @@ Usage: python scripts/scale_study.py [--ns 1000,10000,100000] [--encoders lexica
 """
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from workbench.common.io import write_csv
+from workbench.common.provenance import stamp
 from workbench.common.sweep import SCHEDULER_HELP, scheduler_arg
 from workbench.scale.bigstore import retention_study, retention_summary
 
@@ -38,7 +38,8 @@ def main(argv=None) -> int:
         progress=True,
     )  # fmt: skip
     chunks["scheduler"] = args.scheduler or "in-process"
-    chunks["load_average"] = round(os.getloadavg()[0], 1)
+    for k, v in stamp("scripts/scale_study.py").items():
+        chunks[k] = v
     write_csv(rows, OUT / "scale_retention.csv")
     write_csv(chunks, OUT / "scale_chunks.csv")
     print(retention_summary(rows).to_string(index=False))

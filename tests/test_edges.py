@@ -80,8 +80,8 @@ BAD_EVALUATE = [
     ("--tau", "inf", "finite number in [1e-06"),
     ("--lambda", "-1", "finite number in [0,"),
     ("--lambda", "nan", "finite number in [0,"),
-    ("--hops", "-3", "integer from 0 to 20"),
-    ("--hops", "1000000000", "integer from 0 to 20"),
+    ("--hops", "-3", "integer from 1 to 20"),
+    ("--hops", "1000000000", "integer from 1 to 20"),
     ("--delta", "nan", "finite number in [0,"),
     ("--density", "nan", "finite number in [0,"),
     ("--budget-multiplier", "-2", "finite number in (0,"),
@@ -135,15 +135,29 @@ def test_other_commands_reject_out_of_range_options(
     assert not (tmp_path / "x").exists()
 
 
-def test_hops_zero_is_allowed_and_means_no_propagation(scen, tmp_path):
-    """The stated range includes 0: it ranks exactly as no-graph DSGC (lambda = 0)."""
-    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert run(["evaluate", scen, "--hops", "0", "--out", a]) == 0
-    assert run(["evaluate", scen, "--lambda", "0", "--out", b]) == 0
-    ra, rb = (
-        strict_json(x) for x in (a.read_text().splitlines()[0], b.read_text().splitlines()[0])
+def test_hops_zero_is_rejected_naming_the_option(scen, tmp_path, capsys):
+    """No propagation is lambda = 0 (no-graph DSGC); --hops 0 is a usage error, one line."""
+    assert run(["evaluate", scen, "--hops", "0", "--out", tmp_path / "a.jsonl"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "argument --hops:" in line and "integer from 1 to 20" in line
+    assert not (tmp_path / "a.jsonl").exists()
+    with pytest.raises(ValueError, match="hops must be an integer from 1"):
+        DSGC(hops=0)
+
+
+def test_a_protocol_file_must_say_what_it_is(tmp_path, capsys):
+    """name and description are required (every other field defaults to the main protocol's);
+    a file without one is rejected naming the file and the field, and nothing runs."""
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps({"name": "mine", "templates": ["role"]}))
+    assert run(["suite", p, "--out", tmp_path / "out"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "p.json" in line and "description" in line and "missing required field" in line
+    assert not (tmp_path / "out").exists()
+    p.write_text(json.dumps({"name": "mine", "description": "role only", "templates": ["role"]}))
+    assert (
+        run(["suite", p, "--seeds", "0:1", "--encoders", "lexical", "--out", tmp_path / "out"]) == 0
     )
-    assert ra["chain_ranks"] == rb["chain_ranks"] and ra["retained_ids"] == rb["retained_ids"]
 
 
 def test_the_library_rejects_what_the_command_line_rejects():
@@ -173,7 +187,7 @@ PROTOCOLS = [
     ({"name": "x", "tau": 0}, "tau", "tau must be"),
     ({"name": "x", "templates": "role"}, "templates", "non-empty list"),
     ({"name": "x", "templates": []}, "templates", "non-empty list"),
-    ({"name": "x", "hops": [1e9]}, "hops", "integer from 0 to 20"),
+    ({"name": "x", "hops": [1e9]}, "hops", "integer from 1 to 20"),
     ({"name": "x", "lambdas": [-1]}, "lambdas", "lambda must be"),
     ({"name": "x", "budget_multipliers": ["nan"]}, "budget_multipliers", "must be"),
     ({"name": "x", "graph_noise": [[0.1]]}, "graph_noise", "pair"),

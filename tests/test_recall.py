@@ -497,6 +497,12 @@ def test_squad_unanswerable_questions_are_skipped_and_missing_answers_are_errors
             lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(answer_start=-3),
             "field 'data[0].paragraphs[1].qas[2].answers[0].answer_start'",
         ),
+        (  # past the end of its context: rejected, not moved
+            lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(
+                answer_start=10**6
+            ),
+            "field 'data[0].paragraphs[1].qas[2].answers[0].answer_start': 1000000 puts the answer",
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][1]["qas"][2]["answers"][0].update(text="nowhere"),
             "field 'data[0].paragraphs[1].qas[2].answers[0].text'",

@@ -7,6 +7,7 @@ import math
 import os
 from pathlib import Path
 
+from workbench.common import fonts
 from workbench.common.io import atomic_write_bytes, atomic_write_text
 
 RECORD_MIME = "application/vnd.workbench.record+json"
@@ -47,12 +48,19 @@ def read_records(notebook_path: str | os.PathLike) -> dict:
     return out
 
 
+def figure_spec(chart) -> dict:
+    """The vega-lite spec a figure is rendered from: the chart's, every text in the shipped font."""
+    return fonts.pin(json.loads(chart.to_json()))
+
+
 def save_figure(chart, name: str, folder: str | os.PathLike = "../figures", scale: float = 2.0):
-    """Render an altair chart to folder/name.svg and folder/name.png (offline, via vl-convert)."""
+    """Render an altair chart to folder/name.svg and folder/name.png (offline, via vl-convert,
+    with the package's own font: the same bytes on every machine)."""
     import vl_convert as vlc
 
+    fonts.register()
     folder = Path(folder)
-    spec = chart.to_json()
+    spec = figure_spec(chart)
     atomic_write_text(folder / f"{name}.svg", vlc.vegalite_to_svg(spec))
     return atomic_write_bytes(folder / f"{name}.png", vlc.vegalite_to_png(spec, scale=scale))
 

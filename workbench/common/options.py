@@ -27,7 +27,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "delta": (0.0, 1e3, False, False),
     "density": (0.0, 10.0, False, False),
     "budget_multiplier": (0.0, 1e6, True, False),
-    "hops": (0, MAX_HOPS, False, True),
+    "hops": (1, MAX_HOPS, False, True),  # hops=0 would be lam=0 (no-graph DSGC) by another name
     "drop": (0.0, 1.0, False, False),
     "spurious": (0, 10_000, False, True),
     "total_blocks": (1, 100_000, False, True),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from workbench.common.fonts import FONT
 from workbench.dsgc import viewdata
 from workbench.dsgc.trace import Trace
 
@@ -42,6 +43,7 @@ def _scale(mapping: dict, present) -> alt.Scale:
 
 
 CONFIG = alt.Config(
+    font=FONT,  # the shipped family (workbench.common.fonts): figures are byte-stable
     axis=alt.AxisConfig(labelFontSize=11, titleFontSize=12),
     legend=alt.LegendConfig(labelFontSize=11, titleFontSize=12),
     title=alt.TitleConfig(fontSize=14, subtitleFontSize=11, anchor="start"),

@@ -222,7 +222,7 @@ class DSGC:
     hops=1 is the paper's rule; each extra hop is damped by `delta`. lam=0 is no-graph DSGC.
     `density` > 0 divides I by cost**density (the length-density variant; 0 in the paper).
     Knobs are range-checked (workbench.common.options.RANGES): tau > 0, lam, delta, density >= 0, all
-    finite, 0 <= hops <= MAX_HOPS (hops=0 propagates nothing, like lam=0).
+    finite, 1 <= hops <= MAX_HOPS (no propagation is lam=0: no-graph DSGC).
     """
 
     lam: float = LAMBDA

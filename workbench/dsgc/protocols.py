@@ -60,6 +60,8 @@ def _noise(v) -> tuple[float, int]:
     return float(check_number("drop", v[0])), check_number("spurious", v[1])
 
 
+REQUIRED = ("name", "description")  # every other field defaults to the main protocol's
+
 # the run-table columns a summary may group by
 
 
@@ -134,8 +136,6 @@ class Protocol:
         """A protocol from its JSON object; unknown or malformed fields name the file and field."""
         if not isinstance(d, dict):
             raise InputError("a protocol is a JSON object", path=path)
-        if "name" not in d:
-            raise InputError("missing required field", path=path, field="name")
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown:
             raise InputError(f"unknown field(s) {unknown}", path=path)
@@ -145,8 +145,11 @@ class Protocol:
                 kwargs[key] = cls._READ[key](value)
             except (TypeError, ValueError) as e:
                 raise InputError(str(e), path=path, field=key) from None
-        if not kwargs["name"].strip():
-            raise InputError("must be a non-empty string", path=path, field="name")
+        for key in REQUIRED:  # a protocol names itself and says what its grid is for
+            if key not in kwargs:
+                raise InputError("missing required field", path=path, field=key)
+            if not kwargs[key].strip():
+                raise InputError("must be a non-empty string", path=path, field=key)
         return cls(**kwargs)
 
     @classmethod

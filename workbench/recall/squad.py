@@ -79,7 +79,8 @@ def load_squad(path: str | Path) -> SquadPool:
 
     Every annotator's answer marks its sentence as answered and is kept as a gold. An
     answer_start that misses its text is moved to the nearest occurrence of the text (counted);
-    a text that is nowhere in its context is an InputError naming the field. Questions without
+    an answer_start that puts the answer past the end of its context, or a text that is nowhere
+    in its context, is an InputError naming the field. Questions without
     answers (SQuAD 2.0's unanswerable ones) are skipped and counted, and so is a second question
     on a sentence that already has one. A sentence holding any answer text of its paragraph is
     never a distractor.
@@ -135,6 +136,12 @@ def load_squad(path: str | Path) -> SquadPool:
                     if not isinstance(start, int) or isinstance(start, bool) or start < 0:
                         raise err(
                             "must be a non-negative integer", f"{qw}.answers[{i}].answer_start"
+                        )
+                    if start + len(text) > len(ctx):
+                        raise err(
+                            f"{start} puts the answer ({len(text)} characters) past the end of "
+                            f"its context ({len(ctx)} characters)",
+                            f"{qw}.answers[{i}].answer_start",
                         )
                     at = _align(ctx, text, start)
                     if at is None:
