@@ -390,6 +390,45 @@ def _cycle(turn, margin, proposal=(), orphans=()):
     return window.Cycle(turn, 0, 0, (), margin, tuple(proposal), tuple(orphans))
 
 
+def test_a_tombstone_store_that_misses_restores_lets_the_agent_fail(global_seed):
+    """With a reliable store no tombstone run corrupts (zero by construction); a store that
+    misses half the restores leaves the agent to guess, and the misses are counted."""
+    ok = [agentsim.simulate_run("tombstone", s, 150) for s in range(global_seed, global_seed + 3)]
+    bad = [
+        agentsim.simulate_run("tombstone", s, 150, miss=0.5)
+        for s in range(global_seed, global_seed + 3)
+    ]
+    assert all(r.counts["corrupt"] == r.counts["tool_error"] == 0 for r in ok)
+    assert sum(r.counts["restore_missed"] for r in bad) > 0
+    assert sum(r.counts["corrupt"] + r.counts["tool_error"] for r in bad) > 0
+    assert bad[0].manager == "tombstone-miss0.5"
+    assert "every restore works" in report.by_construction("tombstone")
+    assert "every restore works" not in report.by_construction("tombstone-miss0.5")
+    with pytest.raises(ValueError, match="restore_miss"):
+        managers.make_manager("tombstone", 100, miss=1.5)
+
+
+def test_ties_are_broken_as_the_notes_sort_breaks_them():
+    """Two spans of equal score: the note's sorted(..., reverse=True) keeps the earlier one, so
+    relevance-only evicts the later one, and the margin of that cut is an exact tie."""
+    spans = [
+        Span("a", 0, "user", "chatter", score=0.1),
+        Span("b", 1, "user", "chatter", score=0.1),
+        Span("c", 2, "user", "the goal text here", score=0.9),
+    ]
+    m = managers.make_manager("relevance", 10, fraction=0.5, target=0.55)
+    m.add(*spans)
+    cyc = m.step("goal", 2)
+    assert cyc.evicted == ("b",) and cyc.margin == 0.0 and cyc.tie
+
+
+def test_margin_signal_counts_ties_apart():
+    cycles = [_cycle(1, 0.0), _cycle(2, 0.01), _cycle(3, 0.2, ["a"], ["a"]), _cycle(4, 0.0)]
+    s = report.margin_signal(cycles)
+    assert (s["flags"], s["tie_flags"], s["strict_flags"]) == (3, 2, 1)
+    assert s["true_strict_flags"] == 1 and s["true_flags"] == 2
+
+
 def test_margin_signal_counts_against_a_hand_computed_example():
     cycles = [
         _cycle(1, 0.01),
@@ -500,7 +539,10 @@ def test_the_committed_notebook_records_what_the_issue_asks():
 
     rec = read_records(ROOT / "notebooks" / "07_closure.ipynb")
     o = rec["outcomes"]
-    assert o["relevance"]["silent"] + o["relevance"]["loud"] > 0
+    assert o["relevance"]["silent"] + o["relevance"]["tool_errors"] > 0
+    assert o["relevance"]["evicted_binding_turns"] > 0 and o["relevance"]["dangling_calls"] > 0
+    miss = rec["tombstone_miss"]  # a store that misses restores lets tombstones fail
+    assert miss and max(miss.values()) > 0
     assert all(v > 0 for v in rec["enforcement_off_failures"].values())
     assert {m: rec["evicted_binding_turns"][m] for m in ("gate", "atomic", "tombstone")} == {
         "gate": 0,
@@ -510,7 +552,13 @@ def test_the_committed_notebook_records_what_the_issue_asks():
     assert o["tombstone"]["silent"] == 0 and rec["gate_raises"]["dangling"] > 0
     assert rec["boundary_nl"] == {"identical": 1.0, "open_turns": 0, "pinned": 0}
     assert rec["extra_tokens_vs_relevance"]["relevance"] == 0.0
-    assert set(rec["margin_signal"]["relevance"]) >= {"precision", "base_rate", "lift"}
+    assert set(rec["margin_signal"]["relevance"]) >= {
+        "precision",
+        "precision_no_ties",
+        "tie_share",
+        "base_rate",
+        "lift",
+    }
     logs = rec["logs"]
     assert logs["closure-safe (ours)"]["runs_with_orphans"] == 0
     assert rec["ours_fits"]["closed_fits"] == rec["ours_fits"]["runs"]

@@ -8,7 +8,8 @@ the window holds:
 - a retained span defines the handle (the submit result, say): the right handle (`ok`);
 - `lenient` (the default): a retained span names it (an earlier poll): copied (`copied`);
 - only a tombstone stands for it: the component is restored first, a loud, recoverable miss
-  (`restored`);
+  (`restored`); a store that misses the restore (`TombstoneManager(miss=p)`) leaves it nothing
+  (`restore_missed` is counted, and it guesses as below);
 - nothing: it re-issues a plausible mutated handle (hex suffix +-1 or 2). If the dense namespace
   holds that handle the tool accepts it (`corrupt`: silent corruption); otherwise the tool errors
   (`tool_error`: loud).
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from workbench.closure.managers import MANAGERS, make_manager
+from workbench.closure.managers import MANAGERS, RestoreMissed, make_manager
 from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, Span
 from workbench.common.handles import Patterns
 
@@ -63,7 +64,9 @@ ACTIONS = {
 }
 USES = {"session": 3, "doc": 2}  # uses to finish (a job finishes when polled once it is ready)
 OUTCOMES = ("ok", "copied", "restored", "corrupt", "tool_error")
-LOUD = ("tool_error", "restored", "raise_dangling", "raise_margin")
+# what is counted besides a call's outcome: gate raises, restores the store missed, calls a
+# pre-dispatch check would refuse
+EVENTS = ("raise_dangling", "raise_margin", "restore_missed", "precheck_would_refuse")
 
 
 @dataclass
@@ -96,14 +99,12 @@ class Run:
     def silent(self) -> int:
         return self.counts["corrupt"]
 
-    @property
-    def loud(self) -> int:
-        return sum(self.counts[k] for k in LOUD)
-
     def __repr__(self) -> str:
+        c = self.counts
         return (
             f"Run({self.manager}, seed={self.seed}, {len(self.timeline)} turns, "
-            f"silent={self.silent}, loud={self.loud}, jobs {self.jobs_done}/{self.jobs_submitted})"
+            f"silent={c['corrupt']}, tool errors={c['tool_error']}, restores={c['restored']}, "
+            f"jobs {self.jobs_done}/{self.jobs_submitted})"
         )
 
 
@@ -120,9 +121,7 @@ class PlanAgent:
         self.tasks: list[Task] = []
         self.project = 0
         self.serial = 0
-        self.counts = dict.fromkeys(
-            (*OUTCOMES, "raise_dangling", "raise_margin", "precheck_would_refuse"), 0
-        )
+        self.counts = dict.fromkeys((*OUTCOMES, *EVENTS), 0)
 
     def _span(self, t, role, text, task=None, deps=()) -> Span:
         self.serial += 1
@@ -149,8 +148,11 @@ class PlanAgent:
         if self.lenient and any(p in m.retained for p in m.index.named_by.get(task.handle, ())):
             return task.handle, "copied"
         if state == "recoverable":
-            m.restore(task.handle)
-            return task.handle, "restored"
+            try:
+                m.restore(task.handle)
+                return task.handle, "restored"
+            except RestoreMissed:  # the store lost it: nothing left to rebuild the handle from
+                self.counts["restore_missed"] += 1
         prefix, hexpart = task.handle.split("_")
         guess = f"{prefix}_{int(hexpart, 16) + int(rng.choice([-2, -1, 1, 2])):04x}"
         return guess, ("corrupt" if guess in self.namespace else "tool_error")
@@ -298,19 +300,21 @@ class PlanAgent:
             "asymmetric": len(rep.asymmetric),
             "outcome": outcome,
             "silent": int(outcome == "corrupt"),
-            "loud": int(outcome in ("tool_error", "restored"))
-            + self.counts["raise_dangling"]
-            + self.counts["raise_margin"]
-            - raises,
+            "raises": self.counts["raise_dangling"] + self.counts["raise_margin"] - raises,
             "closure_tokens": m.closure_tokens,
             "over": max(m.used - m.capacity, 0),
             "failing_call": failing,
         }
 
 
-def label(manager: str, mode: str = "throttle", enforce: bool = True) -> str:
-    """A run's label: the manager, with '-raise' or '-off' when run so."""
-    return manager + ("-off" if not enforce else "") + ("-raise" if mode == "raise" else "")
+def label(manager: str, mode: str = "throttle", enforce: bool = True, miss: float = 0.0) -> str:
+    """A run's label: the manager, with '-raise', '-off' or '-miss<p>' when run so."""
+    return (
+        manager
+        + ("-off" if not enforce else "")
+        + ("-raise" if mode == "raise" else "")
+        + (f"-miss{miss:g}" if miss else "")
+    )
 
 
 def simulate_run(
@@ -331,7 +335,7 @@ def simulate_run(
     agent = PlanAgent(m, seed, lenient=lenient)
     rows = [agent.turn(t) for t in range(turns)]
     tl = pd.DataFrame(rows)
-    name = label(manager, mode, enforce)
+    name = label(manager, mode, enforce, kw.get("miss", 0.0))
     tl.insert(0, "seed", seed)
     tl.insert(0, "manager", name)
     jobs = [k for k in agent.tasks if k.kind == "job"]

@@ -53,16 +53,22 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
     )
 
 
+OUTCOME_PANELS = (  # (column, panel title): causes and recoveries apart
+    ("evicted_binding_turns", "turns holding a reference to an evicted binding (the note's mode)"),
+    ("silent", "silent corruptions (a guessed handle accepted)"),
+    ("tool_errors", "tool errors (a guessed handle refused)"),
+    ("restores", "tombstone restores (recoveries)"),
+    ("raises", "gate raises"),
+    ("jobs_done", "jobs completed"),
+)
+
+
 def outcome_chart(table: pd.DataFrame):
-    """Silent corruptions, loud errors and completed jobs per run, per manager, with 95% bootstrap
+    """Per manager, each cause of failure and each recovery per run, apart, with 95% bootstrap
     intervals over seeds."""
     rows = []
     for m, r in table.iterrows():
-        for col, title in (
-            ("silent", "silent corruptions"),
-            ("loud", "loud errors"),
-            ("jobs_done", "jobs completed"),
-        ):
+        for col, title in OUTCOME_PANELS:
             rows.append(
                 {
                     "manager": m,
@@ -80,17 +86,25 @@ def outcome_chart(table: pd.DataFrame):
     seeds = int(table.seeds.iloc[0])
     return (
         alt.layer(bars, err, data=df)
-        .properties(width=200, height=18 * len(order))
-        .facet(column=alt.Column("measure:N", title=None, sort=["silent corruptions"]))
+        .properties(width=150, height=16 * len(order))
+        .facet(
+            facet=alt.Facet(
+                "measure:N",
+                title=None,
+                sort=[t for _, t in OUTCOME_PANELS],
+                header=alt.Header(labelLimit=220, labelFontSize=10),
+            ),
+            columns=3,
+        )
         .resolve_scale(x="independent")
         .properties(
             title=alt.TitleParams(
-                "What each window manager does to a plan-driven agent's calls",
+                "What each window manager does to a plan-driven agent's calls, by cause",
                 subtitle=[
                     f"mean per simulated run over {seeds} seeds, 95% bootstrap interval over "
                     "seeds; source: simulated (workbench.closure.agent)",
-                    "loud = tool errors on unknown handles + tombstone restores + gate raises; "
-                    "'-off': closure enforcement switched off; '-raise': the gate in raise mode",
+                    "'-off': closure enforcement switched off; '-raise': the gate in raise mode; "
+                    "'-miss p': the tombstone store misses a share p of restores",
                 ],
                 anchor="start",
             )

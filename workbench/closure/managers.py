@@ -27,6 +27,8 @@ from workbench.closure.window import (
     _walk,
 )
 from workbench.common.io import paused_gc
+from workbench.common.options import check_number
+from workbench.common.seeds import Draw
 from workbench.dsgc.policies import DSGC
 
 
@@ -167,10 +169,15 @@ class AtomicManager(RelevanceManager):
         }
         ucost = {u: sum(cost[i] for i in ms) for u, ms in members.items()}
         extra = {u: self._extra(ms) for u, ms in members.items()}
-        order = sorted((u for u in members if uscore[u] < math.inf), key=uscore.__getitem__)
+        # lowest first; among equal scores the later unit goes first (the note's tie-break)
+        order = sorted((u for u in members if uscore[u] < math.inf), key=lambda u: (uscore[u], -u))
         units = _walk(order, uscore, ucost, *self._needs(target), self.threshold, extra)
         unit_score = {i: uscore[lab[i]] for i in W}
         return [i for u in units for i in members[u]], unit_score
+
+
+class RestoreMissed(KeyError):
+    """The external store could not give an externalized component back."""
 
 
 class TombstoneManager(AtomicManager):
@@ -178,12 +185,17 @@ class TombstoneManager(AtomicManager):
     externalizes every evicted component that defines a handle to a store, behind one typed
     tombstone per handle (`{"evicted_ref": h, "recoverable": true}`): a later reference resolves
     to a recoverable miss, never to a silent absence. Tombstones are small (4 tokens), pinned and
-    never evicted; `restore(h)` brings the component back exactly as it was."""
+    never evicted; `restore(h)` brings the component back exactly as it was.
+
+    `miss` is the share of restores the external store fails (a real store can lose or expire
+    what it holds): a missed restore raises RestoreMissed and the component is gone for good, so
+    a tombstone can fail too. Which restores miss is a seeded draw per handle."""
 
     name = "tombstone"
 
-    def __init__(self, capacity: int, **kw):
+    def __init__(self, capacity: int, miss: float = 0.0, **kw):
         super().__init__(capacity, **kw)
+        self.miss = check_number("restore_miss", miss)
         self.store: dict[str, tuple[int, ...]] = {}  # handle -> positions of its component
         self._tomb: dict[str, int] = {}  # handle -> position of its live tombstone
         self._external: dict[int, str] = {}  # stored position -> a handle standing for it
@@ -242,6 +254,8 @@ class TombstoneManager(AtomicManager):
             t = self._tomb.pop(h, None)
             if t is not None and t in self.retained:
                 self._drop(t)
+        if self.miss and Draw("tombstone-restore", handle).below(10**6) < self.miss * 10**6:
+            raise RestoreMissed(f"the store lost {handle} (restore miss rate {self.miss:g})")
         for i in members:
             self._external.pop(i, None)
             if i not in self.retained:

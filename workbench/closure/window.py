@@ -46,6 +46,11 @@ class Cycle:
     decision: str = "evict"  # evict | repair | throttle | repair+throttle
     over: int = 0  # tokens over capacity after the cycle (reported, never silent)
 
+    @property
+    def tie(self) -> bool:
+        """The margin is an exact tie: the cut fell between two spans of equal score."""
+        return self.margin == 0.0
+
     def __repr__(self) -> str:
         m = "n/a" if self.margin is None else f"{self.margin:.3f}"
         return (
@@ -311,7 +316,9 @@ class RelevanceManager:
     def _propose(self, W, target) -> tuple[list[int], dict | None]:
         """(positions the scorer alone would evict, unit scores or None for span scores)."""
         score, cost = self.score, self.index.cost
-        cand = sorted((i for i in W if i not in self.pins), key=score.__getitem__)
+        # lowest first; among equal scores the later span goes first, as the note's
+        # sorted(..., reverse=True) keeps the earlier of two ties
+        cand = sorted((i for i in W if i not in self.pins), key=lambda i: (score[i], -i))
         return _walk(cand, score, cost, *self._needs(target), self.threshold), None
 
     def _margin(self, W, evict, unit_score=None) -> float | None:

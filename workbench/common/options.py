@@ -43,6 +43,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "recall_density": (0.0, 1.0, False, False),  # distractor share of a stream, below 1
     "floor": (-1e6, 1e6, False, False),  # the closure gate's eviction-margin floor: finite
     "threshold": (-1.0, 1.0, False, False),  # a cosine
+    "restore_miss": (0.0, 1.0, False, False),  # share of tombstone restores the store fails
 }
 _OPEN_HIGH = {"recall_density"}  # ranges whose high end is excluded too
 
