@@ -13,6 +13,7 @@ from workbench.common.encoders import CachedEncoder, get_encoder
 from workbench.common.io import InputError
 from workbench.recall import episodes as E
 from workbench.recall import grid as R
+from workbench.recall import report as P
 from workbench.recall import squad
 from workbench.recall.episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
 from workbench.recall.rules import RETENTION_RULES, expose, retain, selection_scores
@@ -625,3 +626,18 @@ def test_the_committed_notebook_records_what_the_library_computes():
         assert row["source"] and row["reader"], path.name
     squad = next(csv.DictReader((ROOT / "data" / "results" / "recall_squad_grid.csv").open()))
     assert squad["source"] == "fixture"
+
+
+def test_a_small_pool_gets_no_interval(global_seed):
+    """The 14-sentence fixture repeats every sentence in many streams: its episodes are not
+    independent draws, so no interval is drawn for it; a pool as large as the streams' use is
+    bootstrapped as before."""
+    pool = squad.load_squad(FIXTURE)
+    assert not squad.independent_streams(pool, 150)
+    assert squad.independent_streams(pool, 2)  # 2 streams x 7 facts <= 14 sentences
+    episodes = squad.squad_episodes(pool, 20, seed=global_seed)
+    grid = R.run_grid(episodes, 5, 3, global_seed, encoder=get_encoder("lexical"))
+    cells = R.cells_table(grid, 0)
+    assert cells.recall_lo.isna().all() and cells.recall.notna().all()
+    assert "no interval" in P.squad_table(R.squad_numbers(grid, n_boot=0), pool.source).iloc[0, 1]
+    assert "say nothing about real text" in squad.pool_note(pool, 150)

@@ -21,7 +21,8 @@ def grid_heatmap(cells: pd.DataFrame, source: str = "synthetic") -> alt.FacetCha
     ]
     d["label"] = [f"{v:.1f}" for v in d["recall"]]
     d["interval"] = [
-        f"[{a:.1f}, {b:.1f}]" for a, b in zip(d["recall_lo"], d["recall_hi"], strict=True)
+        "" if a != a else f"[{a:.1f}, {b:.1f}]"
+        for a, b in zip(d["recall_lo"], d["recall_hi"], strict=True)
     ]
     rows = [r for rule in RETENTION_RULES for r in d["row"].unique() if r.startswith(rule + " ")]
     base = alt.Chart().encode(

@@ -109,6 +109,10 @@ def recency_exact(
     }
 
 
+LONGER_STREAM = "10 facts plus 3 distractors (13 items)"
+SKEWED_PLACEMENT = "distractors 2x as likely at positions 5-7, 0.5x at 8-9"
+
+
 def construction_variants(K: int = 5, k: int = 3) -> pd.DataFrame:
     """The recency quantities under the stated construction and under constructions that are not it.
 
@@ -116,11 +120,11 @@ def construction_variants(K: int = 5, k: int = 3) -> pd.DataFrame:
     """
     rows = [
         ("stated: 10 items, 3 distractors at uniform positions", 10, 0.3, None),
-        ("10 facts plus 3 distractors (13 items)", 13, 3 / 13, None),
+        (LONGER_STREAM, 13, 3 / 13, None),
         ("distractors never at the first position", 10, 0.3, [0.0] + [1.0] * 9),
         ("distractors never at the last position", 10, 0.3, [1.0] * 9 + [0.0]),
         (
-            "distractors 2x as likely at positions 5-7, 0.5x at 8-9",
+            SKEWED_PLACEMENT,
             10,
             0.3,
             [1.0] * 5 + [2.0] * 3 + [0.5] * 2,

@@ -177,9 +177,13 @@ def bootstrap_weights(n_episodes: int, n_boot: int = N_BOOT, seed: int = 0) -> n
 def bootstrap_ci(
     per_episode: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and percentile interval of (..., E) per-episode values; one resample set for all rows (paired)."""
+    """Mean and percentile interval of (..., E) per-episode values; one resample set for all rows
+    (paired). n_boot=0: no interval (NaN), for episodes that are not independent draws."""
     x = np.asarray(per_episode, dtype=np.float64)
     flat = x.reshape(-1, x.shape[-1])
+    if n_boot == 0:
+        nan = np.full(x.shape[:-1], np.nan)
+        return flat.mean(1).reshape(x.shape[:-1]), nan, nan.copy()
     boot = bootstrap_weights(x.shape[-1], n_boot, seed) @ flat.T / x.shape[-1]  # (B, rows)
     tail = 100 * (1 - level) / 2
     lo, hi = np.percentile(boot, [tail, 100 - tail], axis=0)

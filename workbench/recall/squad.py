@@ -235,3 +235,33 @@ def squad_episodes(
             st.answers[e, q] = t.golds
     params = {"density": density, "queries": "questions", "seed": seed}
     return st.done(pool.source, params)
+
+
+def independent_streams(
+    pool: SquadPool, episodes: int, n_items: int = 10, density: float = 0.3
+) -> bool:
+    """May episodes drawn from this pool be resampled as independent draws? Only when the pool
+    holds at least as many answer sentences as the streams use in all (few streams then share a
+    sentence); a small pool (the 14-sentence fixture) repeats each sentence in many streams, and
+    an episode bootstrap over them would say nothing about text."""
+    n_f = n_items - n_distractors(density, n_items)
+    return len(pool.targets) >= episodes * n_f
+
+
+def pool_note(pool: SquadPool, episodes: int, n_items: int = 10, density: float = 0.3) -> str:
+    """What a run on this pool can say: its size, and whether intervals were drawn."""
+    n_f = n_items - n_distractors(density, n_items)
+    head = (
+        f"This run read **{pool.source}**: {len(pool.targets)} answer sentences and "
+        f"{len(pool.unrelated)} answer-free ones, in {episodes} streams of {n_items}. "
+    )
+    if independent_streams(pool, episodes, n_items, density):
+        return head + (
+            "The pool is large enough that streams rarely share a sentence: intervals are an "
+            "episode bootstrap."
+        )
+    return head + (
+        f"The streams use {episodes * n_f} answer-sentence slots from {len(pool.targets)} "
+        "sentences, so each sentence recurs in many streams: the numbers above are shown "
+        "without intervals, and say nothing about real text."
+    )
