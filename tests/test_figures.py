@@ -103,7 +103,7 @@ def test_a_chart_spec_names_only_the_shipped_font():
 
 def test_every_committed_svg_names_only_the_shipped_font():
     svgs = sorted(ROOT.glob("figures/*.svg")) + sorted(ROOT.glob("data/calibration/*.svg"))
-    assert len(svgs) > 30
+    assert len(svgs) >= 25  # every figure the notebooks and the calibration draw
     for svg in svgs:
         families = set(re.findall(r'font-family="([^"]*)"', svg.read_text(encoding="utf-8")))
         assert families <= {fonts.FONT}, f"{svg.name}: {families}"
