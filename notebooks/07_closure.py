@@ -173,6 +173,7 @@ record(
         "identical": float(nl.identical_evictions.min()),
     },
 )
+Markdown(report.boundary_note(boundary))
 
 # %% [markdown]
 # ## Cost: tokens, and the scan
