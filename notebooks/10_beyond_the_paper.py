@@ -61,6 +61,7 @@ encoders = [e.strip() for e in ENCODERS.split(",")]
 scenarios = studies.scenario_set(SEEDS, SIZES)
 sentence = "sentence" in encoders and bool(SENTENCE_SEEDS)
 live_sentence = studies.subset(scenarios, SENTENCE_SEEDS) if sentence else []
+sets = {"lexical": scenarios, "sentence": live_sentence}  # the scenarios each encoder runs
 lo, hi = parse_seeds(SEEDS)
 s_lo, s_hi = parse_seeds(SENTENCE_SEEDS) if sentence else (0, 0)
 n_texts = len({t for sc in live_sentence for t in [sc.query, *sc.texts]})
@@ -92,15 +93,10 @@ Markdown(
 # `c1`. Similarity-only is drawn at hops = 0 (no propagation ranks exactly as similarity).
 
 # %%
-runs1 = pd.concat(
-    [studies.khop_runs(scenarios, "lexical", HOPS, DELTAS)]
-    + ([studies.khop_runs(live_sentence, "sentence", HOPS, DELTAS)] if sentence else []),
-    ignore_index=True,
-)
+runs1 = studies.per_encoder(studies.khop_runs, sets, HOPS, DELTAS)
 k1 = studies.khop_table(runs1, **BOOT)
 write_csv(k1, f"{RESULTS_DIR}/beyond_khop.csv")
-DELTA = studies.choose_damping(k1)
-K = studies.choose_hops(k1, DELTA)
+DELTA, K = studies.chosen_setting(k1)
 view = k1[(k1.policy == "similarity") | (k1.delta == DELTA)].assign(
     hops=lambda t: t.hops.astype(int)
 )
@@ -159,10 +155,7 @@ Markdown(
 # landed on a non-chain block, per hops (delta as chosen):
 
 # %%
-cost = view.groupby(["encoder", "template", "total_blocks", "hops"], sort=False)[
-    ["honeypots_kept", "fillers_kept", "off_chain_support"]
-].agg({"honeypots_kept": "mean", "fillers_kept": "mean", "off_chain_support": "max"})
-show_table(cost.reset_index())
+show_table(studies.keep_rates(view))
 deeper = {h: studies.unchanged_beyond(runs1, h) for h in HOPS[:-1] if h >= 2}
 depth = studies.longest_path(scenarios)
 record("deeper_changes", {str(h): n for h, n in deeper.items()})
@@ -252,11 +245,7 @@ Markdown(
 # %%
 noise = [(d, 0) for d in DROPS] + [(0.0, s) for s in SPURIOUS if s]
 hops2 = sorted({1, K})
-runs2 = pd.concat(
-    [studies.graph_runs(scenarios, "lexical", hops2, DELTA, noise)]
-    + ([studies.graph_runs(live_sentence, "sentence", hops2, DELTA, noise)] if sentence else []),
-    ignore_index=True,
-)
+runs2 = studies.per_encoder(studies.graph_runs, sets, hops2, DELTA, noise)
 g2 = studies.graph_table(runs2, **BOOT)
 vs2 = studies.versus_similarity(runs2, **BOOT)
 gh2 = studies.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
@@ -345,16 +334,8 @@ show_table(studies.diff_cells(rec_vs[rec_vs["down"] > 0]))
 #   best directed edge F1 (recorded below).
 
 # %%
-graphs = {"lexical": studies.induced_graphs(scenarios, "lexical")}
-if sentence:
-    graphs["sentence"] = studies.induced_graphs(live_sentence, "sentence")
-quality = pd.concat(
-    [
-        studies.edge_quality(scenarios if e == "lexical" else live_sentence, gr, e, **BOOT)
-        for e, gr in graphs.items()
-    ],
-    ignore_index=True,
-)
+graphs = {e: studies.induced_graphs(sc, e) for e, sc in sets.items() if sc}
+quality = studies.per_encoder(lambda sc, e: studies.edge_quality(sc, graphs[e], e, **BOOT), sets)
 write_csv(quality, f"{RESULTS_DIR}/beyond_edges.csv")
 show_table(quality[quality.graph != "oracle"])
 record(
@@ -374,12 +355,8 @@ record("identifier_sharing", {r.template: [r.shared, r.handed_off] for r in shar
 Markdown(prose.sharing_summary(share, quality, k1))
 
 # %%
-runs3 = pd.concat(
-    [
-        studies.induced_runs(scenarios if e == "lexical" else live_sentence, e, gr, hops2, DELTA)
-        for e, gr in graphs.items()
-    ],
-    ignore_index=True,
+runs3 = studies.per_encoder(
+    lambda sc, e: studies.induced_runs(sc, e, graphs[e], hops2, DELTA), sets
 )
 t3 = studies.induced_table(runs3, **BOOT)
 vo3 = studies.versus_oracle(runs3, **BOOT)

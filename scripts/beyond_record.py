@@ -23,9 +23,6 @@ from workbench.common.encoders import get_encoder
 from workbench.common.io import write_csv
 from workbench.common.seeds import seeds_arg
 
-HOPS, DELTAS = [1, 2, 3, 4], [0.25, 0.5, 0.75, 1.0]
-NOISE = [(d, 0) for d in (0.0, 0.25, 0.5, 0.75, 1.0)] + [(0.0, s) for s in (1, 2, 4, 8)]
-
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,36 +42,21 @@ def main(argv=None) -> int:
 
     scenarios = studies.scenario_set(seeds, sizes)
     say(f"{len(scenarios)} scenarios")
-    lexical = studies.khop_table(studies.khop_runs(scenarios, "lexical", HOPS, DELTAS))
-    delta, k = (
-        studies.choose_damping(lexical),
-        studies.choose_hops(lexical, studies.choose_damping(lexical)),
+    lexical = studies.khop_table(
+        studies.khop_runs(scenarios, "lexical", studies.HOPS, studies.DELTAS)
     )
+    delta, k = studies.chosen_setting(lexical)
     say(f"chosen on the lexical encoder: delta {delta:g}, hops {k}")
-    runs1 = studies.khop_runs(scenarios, args.encoder, HOPS, DELTAS)
-    say("k-hop runs")
-    out = args.out
-    write_csv(studies.khop_table(runs1), f"{out}/beyond_{tag}_khop.csv")
-    write_csv(studies.hop_gain(runs1, 1, 2), f"{out}/beyond_{tag}_gain.csv")
-    runs2 = studies.graph_runs(scenarios, args.encoder, sorted({1, k}), delta, NOISE)
-    write_csv(studies.graph_table(runs2), f"{out}/beyond_{tag}_graph.csv")
-    write_csv(studies.versus_similarity(runs2), f"{out}/beyond_{tag}_graph_vs_similarity.csv")
-    say("imperfect graphs")
-    graphs = studies.induced_graphs(scenarios, args.encoder)
-    write_csv(
-        studies.edge_quality(scenarios, graphs, args.encoder), f"{out}/beyond_{tag}_edges.csv"
-    )
-    runs3 = studies.induced_runs(scenarios, args.encoder, graphs, sorted({1, k}), delta)
-    write_csv(studies.induced_table(runs3), f"{out}/beyond_{tag}_induced.csv")
-    write_csv(studies.versus_oracle(runs3), f"{out}/beyond_{tag}_induced_vs.csv")
-    say("induced graphs")
+    for name, table in studies.study_tables(scenarios, args.encoder, delta, k).items():
+        write_csv(table, f"{args.out}/beyond_{tag}_{name}.csv")
+        say(name)
     tuning = studies.scenario_set(
         (args.tuning_seeds.start, args.tuning_seeds.stop), sizes, studies.TARGETS
     )
     table = pd.concat(
         [knn_tuning(tuning, get_encoder(e)) for e in ("lexical", "sentence")], ignore_index=True
     )
-    write_csv(table, f"{out}/beyond_knn_tuning.csv")
+    write_csv(table, f"{args.out}/beyond_knn_tuning.csv")
     say("kNN tuning")
     return 0
 

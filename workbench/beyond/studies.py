@@ -42,6 +42,14 @@ def subset(scenarios: list[Scenario], seeds) -> list[Scenario]:
     return [s for s in scenarios if lo <= (s.seed or 0) < hi]
 
 
+def per_encoder(study, sets: dict, *args, **kw) -> pd.DataFrame:
+    """One study on each encoder's scenarios (`sets`: encoder -> scenarios; an empty set is
+    skipped), the frames stacked: `study(scenarios, encoder, *args, **kw)`."""
+    return pd.concat(
+        [study(sc, enc, *args, **kw) for enc, sc in sets.items() if sc], ignore_index=True
+    )
+
+
 def with_setting(runs: pd.DataFrame) -> pd.DataFrame:
     """Runs with a readable `setting` label: 'similarity' or 'dsgc h=2 d=0.5'."""
     out = runs.copy()
@@ -325,6 +333,52 @@ def versus_oracle(runs: pd.DataFrame, **boot) -> pd.DataFrame:
             t.insert(len(CELL) + 2, "against", "similarity")
             out.append(t)
     return pd.concat(out, ignore_index=True)
+
+
+def keep_rates(view: pd.DataFrame) -> pd.DataFrame:
+    """The honeypot and filler keep rates and the largest off-chain support per cell and hops of
+    a k-hop table at one damping (one row each: khop_table already aggregated the seeds)."""
+    cols = [*CELL, "hops", "honeypots_kept", "fillers_kept", "off_chain_support"]
+    return view[cols].reset_index(drop=True)
+
+
+# --- the study as one pipeline (scripts/beyond_record.py records it; the notebook runs its parts) --
+
+HOPS = (1, 2, 3, 4)
+DELTAS = (0.25, 0.5, 0.75, 1.0)
+NOISE = tuple((d, 0) for d in (0.0, 0.25, 0.5, 0.75, 1.0)) + tuple((0.0, s) for s in (1, 2, 4, 8))
+
+
+def chosen_setting(khop: pd.DataFrame, encoder: str = "lexical") -> tuple[float, int]:
+    """(damping, hops) the later parts use: chosen on `encoder`'s k-hop table."""
+    delta = choose_damping(khop, encoder)
+    return delta, choose_hops(khop, delta, encoder)
+
+
+def study_tables(
+    scenarios,
+    encoder: str,
+    delta: float,
+    hops: int,
+    all_hops=HOPS,
+    deltas=DELTAS,
+    noise=NOISE,
+    **boot,
+) -> dict[str, pd.DataFrame]:
+    """Every table of the three parts for one encoder, by name (beyond_<tag>_<name>.csv)."""
+    runs1 = khop_runs(scenarios, encoder, all_hops, deltas)
+    runs2 = graph_runs(scenarios, encoder, sorted({1, hops}), delta, noise)
+    graphs = induced_graphs(scenarios, encoder)
+    runs3 = induced_runs(scenarios, encoder, graphs, sorted({1, hops}), delta)
+    return {
+        "khop": khop_table(runs1, **boot),
+        "gain": hop_gain(runs1, 1, 2, **boot),
+        "graph": graph_table(runs2, **boot),
+        "graph_vs_similarity": versus_similarity(runs2, **boot),
+        "edges": edge_quality(scenarios, graphs, encoder, **boot),
+        "induced": induced_table(runs3, **boot),
+        "induced_vs": versus_oracle(runs3, **boot),
+    }  # fmt: skip
 
 
 # --- choosing the k-hop setting -----------------------------------------------------------------
