@@ -225,20 +225,17 @@ def margin_table(runs, managers=("relevance", "gate"), boot: int = BOOT, seed: i
             a = np.array(pairs, dtype=float)
             rec[k] = a[:, 0].sum() / a[:, 1].sum() if a[:, 1].sum() else float("nan")
             rec[f"{k}_lo"], rec[f"{k}_hi"] = bootstrap(a, boot, seed)
-        lift = [
-            (s["true_flags"] / s["flags"]) - (s["base_rate_cycles"] / s["cycles"])
-            for s in sig
-            if s["flags"] and s["cycles"]
-        ]
-        rec["lift"] = float(np.mean(lift)) if lift else float("nan")
-        rec["lift_lo"], rec["lift_hi"] = bootstrap(lift, boot, seed)
-        strict = [
-            (s["true_strict_flags"] / s["strict_flags"]) - (s["base_rate_cycles"] / s["cycles"])
-            for s in sig
-            if s["strict_flags"] and s["cycles"]
-        ]
-        rec["lift_no_ties"] = float(np.mean(strict)) if strict else float("nan")
-        rec["lift_no_ties_lo"], rec["lift_no_ties_hi"] = bootstrap(strict, boot, seed)
+        for name, true, flags in (
+            ("lift", "true_flags", "flags"),
+            ("lift_no_ties", "true_strict_flags", "strict_flags"),
+        ):  # per seed: the flag's precision minus the base rate
+            lift = [
+                s[true] / s[flags] - s["base_rate_cycles"] / s["cycles"]
+                for s in sig
+                if s[flags] and s["cycles"]
+            ]
+            rec[name] = float(np.mean(lift)) if lift else float("nan")
+            rec[f"{name}_lo"], rec[f"{name}_hi"] = bootstrap(lift, boot, seed)
         for k in ("cycles", "flags", "tie_flags", "strict_flags", "violations", "caught"):
             rec[k] = sum(s[k] for s in sig)
         leads = [x for s in sig for x in s["lead_turns"]]

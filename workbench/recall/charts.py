@@ -114,6 +114,30 @@ def k_curve(pressure: pd.DataFrame, paper: dict, retention: str = "recency") -> 
     )
 
 
+def _bars_with_paper(
+    d, x_col, order, y, lo, hi, scale, y_title, column, column_title, width
+) -> alt.FacetChart:
+    """Bars of `y` per `x_col` with interval rules (lo, hi) and the paper's values (column
+    `paper`) as diamonds, one panel per `column`."""
+    x = alt.X(f"{x_col}:N", sort=list(order), title=None)
+    bars = (
+        alt.Chart()
+        .mark_bar()
+        .encode(
+            x=x,
+            y=alt.Y(f"{y}:Q", scale=scale, title=y_title),
+            color=alt.Color(f"{x_col}:N", sort=list(order), legend=None),
+        )
+    )
+    err = alt.Chart().mark_rule(color="black").encode(x=x, y=f"{lo}:Q", y2=f"{hi}:Q")
+    pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
+    return (
+        alt.layer(bars, err, pts, data=d)
+        .properties(width=width, height=220)
+        .facet(column=alt.Column(f"{column}:N", title=column_title))
+    )
+
+
 def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> alt.FacetChart:
     """Retention rate by delay bucket for each retention rule with 95% intervals; paper's delay 6-9 values as diamonds."""
     d = delays.query("selection == @selection").copy()
@@ -123,29 +147,11 @@ def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> 
         ("6-9", "type_oracle"): p["type_oracle_retention"],
     }
     d["paper"] = [published.get((a, b)) for a, b in zip(d["delay"], d["retention"], strict=True)]
-    x = alt.X("retention:N", sort=list(RETENTION_RULES), title=None)
-    bars = (
-        alt.Chart()
-        .mark_bar()
-        .encode(
-            x=x,
-            y=alt.Y(
-                "retention_rate:Q", scale=alt.Scale(domain=[0, 100]), title="target retained %"
-            ),
-            color=alt.Color("retention:N", sort=list(RETENTION_RULES), legend=None),
-        )
-    )
-    err = alt.Chart().mark_rule(color="black").encode(x=x, y="retention_lo:Q", y2="retention_hi:Q")
-    pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
-    return (
-        alt.layer(bars, err, pts, data=d)
-        .properties(width=170, height=220)
-        .facet(
-            column=alt.Column(
-                "delay:N", title="delay (observations after the target); diamonds: paper"
-            )
-        )
-    )
+    return _bars_with_paper(
+        d, "retention", RETENTION_RULES, "retention_rate", "retention_lo", "retention_hi",
+        alt.Scale(domain=[0, 100]), "target retained %",
+        "delay", "delay (observations after the target); diamonds: paper", 170,
+    )  # fmt: skip
 
 
 def density_chart(density: pd.DataFrame, paper: dict, selection: str = "query") -> alt.LayerChart:
@@ -183,24 +189,8 @@ def artifact_chart(artifact: pd.DataFrame, paper: dict) -> alt.FacetChart:
     d["paper"] = [
         published.get((a, c)) for a, c in zip(d["retention"], d["selection"], strict=True)
     ]
-    x = alt.X("selection:N", sort=list(SELECTION_RULES), title=None)
-    bars = (
-        alt.Chart()
-        .mark_bar()
-        .encode(
-            x=x,
-            y=alt.Y("boost_pp:Q", title="marked - unmarked recall (pp)"),
-            color=alt.Color("selection:N", sort=list(SELECTION_RULES), legend=None),
-        )
-    )
-    err = alt.Chart().mark_rule(color="black").encode(x=x, y="boost_lo:Q", y2="boost_hi:Q")
-    pts = alt.Chart().mark_point(**PAPER_MARK).encode(x=x, y="paper:Q")
-    return (
-        alt.layer(bars, err, pts, data=d)
-        .properties(width=220, height=220)
-        .facet(
-            column=alt.Column(
-                "retention:N", title="retention (uninformative queries); diamonds: paper"
-            )
-        )
-    )
+    return _bars_with_paper(
+        d, "selection", SELECTION_RULES, "boost_pp", "boost_lo", "boost_hi", alt.Undefined,
+        "marked - unmarked recall (pp)",
+        "retention", "retention (uninformative queries); diamonds: paper", 220,
+    )  # fmt: skip
