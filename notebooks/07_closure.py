@@ -22,7 +22,7 @@
 
 from IPython.display import Markdown
 
-from workbench.closure import charts, compare, gate, managers, report
+from workbench.closure import charts, compare, gate, managers, notes, report
 from workbench.closure.spans import load_spans
 from workbench.common.io import write_csv
 from workbench.common.notebook import record, show_figure, show_table
@@ -102,7 +102,7 @@ record("outcomes", {m: {k: by[m][k] for k in cols} for m in by})
 record("evicted_binding_turns", {m: by[m]["evicted_binding_turns_total"] for m in by})
 record("over_budget_turns", {m: by[m]["over_budget_turns"] for m in by})
 record("precheck_would_refuse", {m: by[m]["precheck_would_refuse_total"] for m in by})
-Markdown(report.outcome_note(table, len(seeds), TURNS))
+Markdown(notes.outcome_note(table, len(seeds), TURNS))
 
 # %% [markdown]
 # **A store that can miss.** Under this model a tombstone can fail only if the store behind it does: the same runs with a store that misses a share of restores (a seeded draw per handle; a missed restore leaves the agent to guess).
@@ -116,7 +116,7 @@ show_table(
     digits=2,
 )
 record("tombstone_miss", {m: by[m]["silent"] for m in by if m.startswith("tombstone-miss")})
-Markdown(report.tombstone_note(table))
+Markdown(notes.tombstone_note(table))
 
 # %% [markdown]
 # **Enforcement off.** The same runs with each manager's closure step switched off (the gate commits its proposal, atomic and tombstone evict span by span and drop instead of externalizing) show the instrument can see failures under every manager:
@@ -144,7 +144,7 @@ show_table(
         ["raises_dangling_total", "raises_margin_total", "silent_total", "tool_errors_total"],
     ]
 )
-Markdown(report.raise_note(table))
+Markdown(notes.raise_note(table))
 
 # %% [markdown]
 # ## The decision boundary: natural language only
@@ -173,7 +173,7 @@ record(
         "identical": float(nl.identical_evictions.min()),
     },
 )
-Markdown(report.boundary_note(boundary))
+Markdown(notes.boundary_note(boundary))
 
 # %% [markdown]
 # ## Cost: tokens, and the scan
@@ -235,7 +235,7 @@ record(
         ["precision", "precision_no_ties", "tie_share", "base_rate", "lift", "lift_lo", "lift_hi"]
     ].to_dict("index"),
 )
-Markdown(report.margin_note(margin))
+Markdown(notes.margin_note(margin))
 
 # %% [markdown]
 # ## One run, side by side
@@ -278,10 +278,10 @@ record(
     ].to_dict("index"),
 )
 record("ours_fits", {"runs": len(ours), "closed_fits": int(ours.closed_fits.sum())})
-Markdown(report.logs_note(summary_logs, ours))
+Markdown(notes.logs_note(summary_logs, ours))
 
 # %% [markdown]
 # ## Where ours differ from the note
 
 # %%
-Markdown(report.differences(table, margin))
+Markdown(notes.differences(table, margin))
