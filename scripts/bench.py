@@ -29,7 +29,8 @@
   with its source, date, machine and load.
 
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
-`python scripts/bench.py --scale` runs the scale figures only.
+`python scripts/bench.py --scale` runs the scale figures only; `--induce` times mention induction
+on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed).
 `python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's.
 """
 
@@ -337,7 +338,44 @@ def bench_scale() -> None:
             print("wrote data/results/scale_sweep.csv")
 
 
+def bench_induce() -> None:
+    """Mention induction on one store of 10^3, 10^4 and 10^5 blocks (the large store's texts,
+    one chain's query over all of it): linear when mentions are indexed, no all-pairs pass."""
+    import numpy as np
+
+    from workbench.beyond.induce import induce_weighted
+    from workbench.dsgc.scenario import Block, Scenario
+    from workbench.scale import layout
+
+    print(f"load average: {os.getloadavg()[0]:.1f} (2 cores)")
+    last = None
+    for n in (1_000, 10_000, 100_000):
+        lay = layout.layout(n, 0)
+        texts = layout.render(lay.frame[lay.order], lay.slots[lay.order])
+        _, _, frame, slots, _ = lay.queries[0]
+        (query,) = layout.render(np.array([frame]), np.array([slots]))
+        blocks = tuple(Block(f"b{i}", t, "filler") for i, t in enumerate(texts))
+        sc = Scenario(f"store/{n}", query, blocks, (), (blocks[0].id,), "", "", 0, None, {})
+        t0 = time.perf_counter()
+        ((edges, _),) = induce_weighted([sc], "mentions")
+        dt = time.perf_counter() - t0
+        per = dt / n * 1e6
+        growth = (
+            f", {dt / last[1] * last[0] / n:.2f}x the per-block cost at {last[0]:,}" if last else ""
+        )
+        report(
+            f"mention induction, one store of {n:,} blocks",
+            dt,
+            None,
+            f"({per:.1f} us a block, {len(edges)} edges{growth})",
+        )
+        last = (n, dt)
+
+
 def main() -> int:
+    if "--induce" in sys.argv:
+        bench_induce()
+        return 0
     if "--scale" in sys.argv:
         bench_scale()
         bench_cold()

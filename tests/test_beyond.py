@@ -16,6 +16,7 @@ from workbench.beyond.induce import (
     handle_edges,
     identifiers_on_edges,
     induce,
+    induce_weighted,
     knn_edges,
     score_edges,
 )
@@ -304,12 +305,19 @@ def test_knn_links_nearest_neighbours_query_facing_block_depends():
 
 def test_edge_quality_counts_against_the_true_graph():
     scs = [generate(t, s) for t in ("role", "expense") for s in range(4)]
-    graphs = {"oracle": [sc.edges for sc in scs], "handles": induce(scs, "handles")}
+    graphs = {
+        "oracle": [(sc.edges, None) for sc in scs],
+        "handles": induce_weighted(scs, "handles"),
+        "reversed": [(tuple((p, d) for d, p in sc.edges), None) for sc in scs],
+    }
     q = studies.edge_quality(scs, graphs, "lexical", resamples=100).set_index(["graph", "template"])
     assert q.loc[("handles", "role"), "precision"] == 1.0
     assert q.loc[("handles", "role"), "recall"] == 1.0
     assert q.loc[("handles", "expense"), "recall"] == 0.0
     assert np.isnan(q.loc[("handles", "expense"), "precision"])
+    # every edge the wrong way round: right as pairs, wrong directed
+    assert q.loc[("reversed", "role"), "pair_recall"] == 1.0
+    assert q.loc[("reversed", "role"), "recall"] == 0.0
 
 
 # --- the protocols and the study helpers --------------------------------------------------------------
@@ -406,8 +414,9 @@ def test_induce_command_bad_input_is_a_clear_error(tmp_path, capsys):
         assert exit_.value.code == 2 and msg in capsys.readouterr().err
         assert not out.exists()
     for extra, msg in (
-        (["--handle", "["], "does not compile"),
-        (["--definition", "no group"], "capturing group"),
+        (["--method", "handles", "--handle", "["], "does not compile"),
+        (["--method", "handles", "--definition", "no group"], "capturing group"),
+        (["--handle", "x"], "--handle and --definition apply to --method handles"),
     ):
         assert main(["induce", str(scen), *extra, "--out", str(out)]) == 2, extra
         assert msg in capsys.readouterr().err

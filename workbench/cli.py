@@ -21,9 +21,11 @@ from workbench.beyond.induce import (
     DIRECTIONS,
     KNN_K,
     METHODS,
-    induce,
+    RECOMMENDED,
+    induce_weighted,
     knn_threshold,
     score_edges,
+    score_pairs,
     with_induced,
 )
 from workbench.closure import cli as closure_cli
@@ -89,8 +91,11 @@ def cmd_suite(args) -> int:
 
 
 def cmd_induce(args) -> int:
+    if (args.handle or args.definition) and args.method != "handles":
+        raise ValueError("--handle and --definition apply to --method handles")
     scenarios = load_scenarios(args.scenarios)
-    if args.method == "knn":
+    params: dict = {}
+    if args.method in ("knn", "gated-knn"):
         th = knn_threshold(args.encoder) if args.threshold is None else args.threshold
         params = {
             "encoder": args.encoder,
@@ -98,35 +103,59 @@ def cmd_induce(args) -> int:
             "threshold": th,
             "direction": args.direction,
         }
-        edges = induce(
-            scenarios, "knn", get_encoder(args.encoder), k=args.k, threshold=th,
+        found = induce_weighted(
+            scenarios, args.method, get_encoder(args.encoder), k=args.k, threshold=th,
             direction=args.direction,
         )  # fmt: skip
-    else:
+    elif args.method == "handles":
         patterns = Patterns(
             handle=args.handle or BENCHMARK_PATTERNS.handle,
             definition=args.definition or BENCHMARK_PATTERNS.definition,
             tombstone=BENCHMARK_PATTERNS.tombstone,
         )
         params = {"handle": patterns.handle, "definition": patterns.definition}
-        edges = induce(scenarios, "handles", patterns=patterns)
+        found = induce_weighted(scenarios, "handles", patterns=patterns)
+    else:
+        found = induce_weighted(scenarios, args.method)
     out = [
-        with_induced(sc, es, args.method, **params) for sc, es in zip(scenarios, edges, strict=True)
+        with_induced(sc, es, args.method, conf, **params)
+        for sc, (es, conf) in zip(scenarios, found, strict=True)
     ]
     save_scenarios(out, args.out)
+    edges = [es for es, _ in found]
     total = sum(len(es) for es in edges)
-    print(f"wrote {len(out)} scenarios with {total} induced edges to {args.out}")
+    print(f"wrote {len(out)} scenarios with {total} induced edges ({args.method}) to {args.out}")
     scored = [
-        score_edges(es, sc.edges) for sc, es in zip(scenarios, edges, strict=True) if sc.edges
+        (sc, score_edges(es, sc.edges)) for sc, es in zip(scenarios, edges, strict=True) if sc.edges
     ]
     if scored:
-        hit, ind, true = (sum(getattr(x, f) for x in scored) for f in ("hit", "induced", "true"))
+        hit, ind, true = (sum(getattr(x, f) for _, x in scored) for f in ("hit", "induced", "true"))
         prec = f"{hit / ind:.2f}" if ind else "n/a"
         print(
             f"against the {true} given edges of {len(scored)} scenarios: "
             f"precision {prec}, recall {hit / true:.2f}"
         )
+    if args.report:
+        if not scored:
+            print("--report: the input has no edges to score against")
+        for regime in sorted({sc.regime or "(no regime)" for sc, _ in scored}):
+            part = [
+                (sc, es)
+                for sc, es in zip(scenarios, edges, strict=True)
+                if sc.edges and (sc.regime or "(no regime)") == regime
+            ]
+            d = [score_edges(es, sc.edges) for sc, es in part]
+            u = [score_pairs(es, sc.edges) for sc, es in part]
+            print(f"{regime}: {len(part)} scenarios; " + "; ".join(
+                f"{what} precision {_ratio(s, 'hit', 'induced')}, recall {_ratio(s, 'hit', 'true')}"
+                for what, s in (("directed", d), ("as pairs", u))
+            ))  # fmt: skip
     return 0
+
+
+def _ratio(scores, num: str, den: str) -> str:
+    a, b = sum(getattr(s, num) for s in scores), sum(getattr(s, den) for s in scores)
+    return f"{a / b:.2f}" if b else "n/a"
 
 
 def cmd_reproduce(args) -> int:
@@ -185,7 +214,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("induce", help="induce dependency edges from the blocks' text")
     i.add_argument("scenarios")
-    i.add_argument("--method", choices=METHODS, default="handles")
+    i.add_argument(
+        "--method", choices=METHODS, default=RECOMMENDED,
+        help="mentions (the default): shared rare mentions, rarity-weighted, with a confidence per "
+        "edge; gated-knn: embedding neighbours that also share a mention; handles: this "
+        "benchmark's identifier rules; knn: embedding neighbours",
+    )  # fmt: skip
+    i.add_argument(
+        "--report", action="store_true",
+        help="when the input has edges: precision and recall against them per regime, directed "
+        "and as pairs",
+    )  # fmt: skip
     i.add_argument("--encoder", choices=ENCODERS, default="lexical", help="knn: the embeddings")
     i.add_argument("--k", type=number("k"), default=KNN_K, help="knn: neighbours per block")
     i.add_argument("--threshold", type=number("threshold"), default=None, help="knn: least cosine")

@@ -1,8 +1,15 @@
-"""Induce a DSGC graph from the text alone: handle rules, or embedding nearest neighbours.
+"""Induce a DSGC graph from the text alone.
 
+- `mentions` (recommended, the default): blocks that share a rare mention (a code in any style,
+  a name, a number with its unit, a content-word pair) are linked, weighted by the mention's
+  rarity in the scenario, directed by mention order then the query (`workbench.beyond.mentions`);
+  every edge carries a confidence.
+- `gated-knn`: embedding nearest neighbours (as `knn`), kept only where the two blocks also
+  share a mention, each edge's confidence its cosine: an embedding pairing that cannot swamp the
+  ranking with pairs the text gives no reason for.
 - `handles`: a block that names an identifier another block defines depends on that block (the
-  closure study's rule, `workbench.common.handles.Patterns`, with patterns for this benchmark's
-  identifiers by default).
+  closure study's rule, `workbench.common.handles.Patterns`, with patterns written from this
+  benchmark's generator: they find nothing in text written otherwise).
 - `knn`: each block is linked to its k most similar other blocks whose cosine is at least a
   threshold; the more query-similar block of a pair depends on the less similar one.
 
@@ -18,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.beyond.mentions import mention_links, mentions
 from workbench.common.handles import Patterns
 from workbench.common.options import check_number
 from workbench.dsgc.generator import PROJECTS, SERVICES, USERS
@@ -183,52 +191,91 @@ def knn_threshold(encoder: str) -> float:
     return KNN_THRESHOLDS.get(encoder, 0.3)
 
 
-# --- both, over a list of scenarios --------------------------------------------------------------
+# --- every method, over a list of scenarios ------------------------------------------------------
 
-METHODS = ("handles", "knn")
+METHODS = ("mentions", "gated-knn", "handles", "knn")
+RECOMMENDED = "mentions"
 
 
 def induce(
     scenarios: Sequence[Scenario],
-    method: str = "handles",
+    method: str = RECOMMENDED,
     encoder=None,
     patterns: Patterns = BENCHMARK_PATTERNS,
     k: int = KNN_K,
     threshold: float | None = None,
     direction: str = "query",
 ) -> list[tuple[tuple[str, str], ...]]:
-    """One induced edge list per scenario (`encoder` is needed by 'knn' only; its threshold
-    defaults to the encoder's `KNN_THRESHOLDS` entry)."""
+    """One induced edge list per scenario (`induce_weighted` gives the confidences too)."""
+    return [
+        e for e, _ in induce_weighted(scenarios, method, encoder, patterns, k, threshold, direction)
+    ]
+
+
+def induce_weighted(
+    scenarios: Sequence[Scenario],
+    method: str = RECOMMENDED,
+    encoder=None,
+    patterns: Patterns = BENCHMARK_PATTERNS,
+    k: int = KNN_K,
+    threshold: float | None = None,
+    direction: str = "query",
+) -> list[tuple[tuple[tuple[str, str], ...], tuple[float, ...] | None]]:
+    """(edges, confidence per edge or None) per scenario. `encoder` is needed by the knn
+    methods (its threshold defaults to the encoder's `KNN_THRESHOLDS` entry)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method == "mentions":
+        out = []
+        for sc in scenarios:
+            links = mention_links(list(sc.texts), sc.query)
+            ids = sc.ids
+            out.append(
+                (
+                    tuple((ids[x.dependent], ids[x.prerequisite]) for x in links),
+                    tuple(x.confidence for x in links),
+                )
+            )
+        return out
     if method == "handles":
         check_patterns(patterns)
         memo: dict = {}
-        return [handle_edges(sc, patterns, memo) for sc in scenarios]
-    if method == "knn":
-        if encoder is None:
-            raise ValueError("the knn inducer needs an encoder")
-        if threshold is None:
-            threshold = knn_threshold(encoder.name)
-        texts = sorted({t for sc in scenarios for t in [sc.query, *sc.texts]})
-        row = {t: i for i, t in enumerate(texts)}
-        emb = encoder(texts)  # one batch: every unique text once
-        out: list = [None] * len(scenarios)
-        groups: dict[int, list[int]] = {}
-        for i, sc in enumerate(scenarios):
-            groups.setdefault(len(sc.blocks), []).append(i)
-        for members in groups.values():  # one stacked pass per store size
-            blocks = np.array([[row[t] for t in scenarios[i].texts] for i in members])
-            queries = np.array([row[scenarios[i].query] for i in members])
-            found = knn_pairs(emb[blocks], emb[queries], k, threshold, direction)
-            for i, pairs in zip(members, found, strict=True):
-                ids = scenarios[i].ids
-                out[i] = tuple((ids[d], ids[p]) for d, p in pairs.tolist())
-        return out
-    raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        return [(handle_edges(sc, patterns, memo), None) for sc in scenarios]
+    if encoder is None:
+        raise ValueError(f"the {method} inducer needs an encoder")
+    if threshold is None:
+        threshold = knn_threshold(encoder.name)
+    texts = sorted({t for sc in scenarios for t in [sc.query, *sc.texts]})
+    row = {t: i for i, t in enumerate(texts)}
+    emb = encoder(texts)  # one batch: every unique text once
+    out: list = [None] * len(scenarios)
+    groups: dict[int, list[int]] = {}
+    for i, sc in enumerate(scenarios):
+        groups.setdefault(len(sc.blocks), []).append(i)
+    for members in groups.values():  # one stacked pass per store size
+        blocks = np.array([[row[t] for t in scenarios[i].texts] for i in members])
+        queries = np.array([row[scenarios[i].query] for i in members])
+        found = knn_pairs(emb[blocks], emb[queries], k, threshold, direction)
+        for i, pairs, b in zip(members, found, blocks, strict=True):
+            ids = scenarios[i].ids
+            pairs = pairs.tolist()
+            if method == "gated-knn":  # only pairs the text gives a reason for
+                ms = [mentions(t) for t in scenarios[i].texts]
+                pairs = [(d, q) for d, q in pairs if ms[d] & ms[q]]
+                cos = [float(np.clip(emb[b[d]] @ emb[b[q]], 1e-6, 1.0)) for d, q in pairs]
+                out[i] = (
+                    tuple((ids[d], ids[q]) for d, q in pairs),
+                    tuple(round(c, 6) for c in cos),
+                )
+            else:
+                out[i] = (tuple((ids[d], ids[q]) for d, q in pairs), None)
+    return out
 
 
-def with_induced(scenario: Scenario, edges, method: str, **params) -> Scenario:
-    """The scenario with induced edges; its given edges (if any) kept as metadata `given_edges`."""
-    out = scenario.with_edges(edges)
+def with_induced(scenario: Scenario, edges, method: str, confidence=None, **params) -> Scenario:
+    """The scenario with induced edges (and their confidences, written as `edge_confidence`); its
+    given edges (if any) kept as metadata `given_edges`."""
+    out = scenario.with_edges(edges, confidence)
     meta = out.metadata
     if scenario.edges and "given_edges" not in meta:
         meta["given_edges"] = [list(e) for e in scenario.edges]
@@ -259,6 +306,12 @@ class EdgeScore:
 def score_edges(induced, true) -> EdgeScore:
     """Directed edge precision and recall of one induced edge list against the true one."""
     a, b = set(map(tuple, induced)), set(map(tuple, true))
+    return EdgeScore(len(a), len(b), len(a & b))
+
+
+def score_pairs(induced, true) -> EdgeScore:
+    """As score_edges, with each edge taken as an unordered pair of blocks (direction ignored)."""
+    a, b = {frozenset(e) for e in induced}, {frozenset(e) for e in true}
     return EdgeScore(len(a), len(b), len(a & b))
 
 

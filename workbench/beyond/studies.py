@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.beyond.induce import BENCHMARK_PATTERNS, identifiers_on_edges, induce, knn_threshold
+from workbench.beyond.induce import (
+    BENCHMARK_PATTERNS,
+    identifiers_on_edges,
+    induce_weighted,
+    knn_threshold,
+    score_pairs,
+)
 from workbench.common import stats
 from workbench.common.encoders import get_encoder
 from workbench.common.seeds import parse_seeds
@@ -233,43 +239,59 @@ def identical_to_similarity(runs: pd.DataFrame, drop: float = 1.0, spurious: int
 # --- 3. induced graphs ---------------------------------------------------------------------------
 
 
+INDUCERS = ("mentions", "gated-knn", "handles", "knn")
+
+
 def induced_graphs(scenarios, encoder: str, k: int | None = None, threshold=None) -> dict:
-    """Edge lists by graph name: 'oracle' (the generator's), 'handles', 'knn' (this encoder)."""
+    """(edges, confidence per edge or None) lists by graph name: 'oracle' (the scenarios' own
+    edges) and each inducer of INDUCERS (the knn ones with this encoder)."""
     enc = get_encoder(encoder)
     kw = {} if k is None else {"k": k}
     th = knn_threshold(encoder) if threshold is None else threshold
-    return {
-        "oracle": [sc.edges for sc in scenarios],
-        "handles": induce(scenarios, "handles", patterns=BENCHMARK_PATTERNS),
-        "knn": induce(scenarios, "knn", enc, threshold=th, **kw),
-    }
+    out = {"oracle": [(sc.edges, None) for sc in scenarios]}
+    for name in INDUCERS:
+        if name in ("knn", "gated-knn"):
+            out[name] = induce_weighted(scenarios, name, enc, threshold=th, **kw)
+        elif name == "handles":
+            out[name] = induce_weighted(scenarios, name, patterns=BENCHMARK_PATTERNS)
+        else:
+            out[name] = induce_weighted(scenarios, name)
+    return out
 
 
 def edge_quality(scenarios, graphs: dict, encoder: str, **boot) -> pd.DataFrame:
-    """Per graph, template and size: edges per scenario, directed precision and recall against
-    the generator's edges (pooled over seeds), each with a bootstrap interval over seeds, and the
-    share of induced edges that join two fillers."""
+    """Per graph, template and size: edges per scenario, precision and recall against the true
+    edges as pairs (direction ignored, what the inducers are judged on) and directed, pooled over
+    seeds with a bootstrap interval over seeds, and the share of induced edges that join two
+    fillers."""
     rows = []
-    for name, lists in graphs.items():
-        for sc, es in zip(scenarios, lists, strict=True):
+    for name, found in graphs.items():
+        for sc, (es, _) in zip(scenarios, found, strict=True):
             a, b = set(map(tuple, es)), set(sc.edges)
+            ua, ub = {frozenset(e) for e in a}, {frozenset(e) for e in b}
             kind = dict(zip(sc.ids, sc.kinds, strict=True))
             fill = sum(kind[d] == "filler" and kind[p] == "filler" for d, p in a)
             rows.append(
-                (name, sc.template, len(sc.blocks), sc.seed, len(a), len(b), len(a & b), fill)
-            )
-    cols = ["graph", "template", "total_blocks", "seed", "induced", "true", "hit", "fill"]
-    df = pd.DataFrame(rows, columns=cols)
+                (name, sc.template, len(sc.blocks), sc.seed, len(a), len(b), len(a & b),
+                 len(ua), len(ub), len(ua & ub), fill)
+            )  # fmt: skip
+    cols = ["graph", "template", "total_blocks", "seed", "induced", "true", "hit"]
+    df = pd.DataFrame(rows, columns=[*cols, "pairs", "true_pairs", "pair_hit", "fill"])
     out = []
     for key, g in df.groupby(["graph", "template", "total_blocks"], sort=False):
-        p = stats.ratio_interval(g.hit.to_numpy(), g.induced.to_numpy(), **boot)
-        r = stats.ratio_interval(g.hit.to_numpy(), g.true.to_numpy(), **boot)
+        ci = [
+            stats.ratio_interval(g[num].to_numpy(), g[den].to_numpy(), **boot)
+            for num, den in (
+                ("pair_hit", "pairs"), ("pair_hit", "true_pairs"), ("hit", "induced"), ("hit", "true")
+            )
+        ]  # fmt: skip
         fill = g.fill.sum() / g.induced.sum() if g.induced.sum() else float("nan")
         out.append(
-            (encoder, *key, len(g), g.induced.mean(), p.mean, p.lo, p.hi, r.mean, r.lo, r.hi, fill)
-        )
+            (encoder, *key, len(g), g.induced.mean(), *(x for c in ci for x in (c.mean, c.lo, c.hi)), fill)
+        )  # fmt: skip
     cols = ["encoder", "graph", "template", "total_blocks", "n", "edges_per_scenario"]
-    cols += ["precision", "precision_lo", "precision_hi", "recall", "recall_lo", "recall_hi"]
+    for m in ("pair_precision", "pair_recall", "precision", "recall"):
+        cols += [m, f"{m}_lo", f"{m}_hi"]
     cols += ["filler_pairs"]  # share of induced edges joining two fillers
     return pd.DataFrame(out, columns=cols)
 
@@ -294,12 +316,21 @@ def identifier_sharing(scenarios) -> pd.DataFrame:
 
 
 def induced_runs(scenarios, encoder: str, graphs: dict, hops, delta: float) -> pd.DataFrame:
-    """Similarity-only, then DSGC at each hops on each graph (batch engine), one frame."""
+    """Similarity-only, then DSGC at each hops on each graph (batch engine, support weighted by
+    each edge's confidence where the inducer gives one), one frame."""
     settings = [batch.PolicySetting("dsgc", 1.0, int(h), float(delta)) for h in hops]
     runs = [batch.Graph({"graph": "none"}, [batch.PolicySetting("similarity")])]
-    for name, lists in graphs.items():
-        by_id = {sc.id: es for sc, es in zip(scenarios, lists, strict=True)}
-        runs.append(batch.Graph({"graph": name}, settings, lambda sc, e=by_id: e[sc.id]))
+    for name, found in graphs.items():
+        by_id = {sc.id: f for sc, f in zip(scenarios, found, strict=True)}
+        weighted = any(c is not None for _, c in found)
+        runs.append(
+            batch.Graph(
+                {"graph": name},
+                settings,
+                lambda sc, e=by_id: e[sc.id][0],
+                (lambda sc, e=by_id: e[sc.id][1] or [1.0] * len(e[sc.id][0])) if weighted else None,
+            )
+        )
     return batch.run(scenarios, [encoder], runs)
 
 
@@ -340,6 +371,35 @@ def keep_rates(view: pd.DataFrame) -> pd.DataFrame:
     a k-hop table at one damping (one row each: khop_table already aggregated the seeds)."""
     cols = [*CELL, "hops", "honeypots_kept", "fillers_kept", "off_chain_support"]
     return view[cols].reset_index(drop=True)
+
+
+# --- the hand-written tier (data/handwritten/: text the generator did not write) -----------------
+
+
+def tier_runs(scenarios, encoder: str = "lexical", delta: float = 0.5) -> pd.DataFrame:
+    """Similarity-only and one-hop DSGC on the true edges and on each inducer's, per scenario."""
+    return induced_runs(scenarios, encoder, induced_graphs(scenarios, encoder), [1], delta)
+
+
+def tier_table(scenarios, runs: pd.DataFrame, graphs: dict, **boot) -> pd.DataFrame:
+    """Per regime and graph: edge precision and recall as pairs (pooled) and the full-chain
+    retention of DSGC on that graph (similarity-only as graph 'none'), with a bootstrap interval
+    over the scenarios."""
+    regime = {sc.id: sc.regime for sc in scenarios}
+    r = runs.assign(regime=runs.scenario_id.map(regime), unit=range(len(runs)))
+    r["unit"] = r.scenario_id
+    ret = stats.interval_table(r, ["regime", "graph"], unit="unit", **boot)
+    rows = []
+    for name, found in graphs.items():
+        for sc, (es, _) in zip(scenarios, found, strict=True):
+            s = score_pairs(es, sc.edges)
+            rows.append((sc.regime, name, s.induced, s.true, s.hit))
+    q = pd.DataFrame(rows, columns=["regime", "graph", "pairs", "true_pairs", "hit"])
+    q = q.groupby(["regime", "graph"], sort=False).sum().reset_index()
+    q["pair_precision"] = q.hit / q.pairs.where(q.pairs > 0)
+    q["pair_recall"] = q.hit / q.true_pairs
+    out = ret.merge(q[["regime", "graph", "pairs", "pair_precision", "pair_recall"]], how="left")
+    return out.rename(columns={"mean": "retention", "lo": "retention_lo", "hi": "retention_hi"})
 
 
 # --- the study as one pipeline (scripts/beyond_record.py records it; the notebook runs its parts) --

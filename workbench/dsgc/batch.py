@@ -112,13 +112,17 @@ def relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def waves(r: np.ndarray, edges: np.ndarray, hops: int) -> list[np.ndarray]:
-    """The support arriving exactly h hops upstream, h = 1..hops (one scatter-add per hop)."""
+def waves(
+    r: np.ndarray, edges: np.ndarray, hops: int, confidence: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """The support arriving exactly h hops upstream, h = 1..hops (one scatter-add per hop); each
+    edge's share scaled by its confidence when given (policies.propagate, row-wise)."""
     s, n = r.shape
     wave, out = r.ravel(), []
     dep, pre = edges[:, 0], edges[:, 1]
     for _ in range(hops):
-        wave = np.bincount(pre, weights=wave[dep], minlength=s * n).astype(np.float64)
+        carried = wave[dep] if confidence is None else wave[dep] * confidence
+        wave = np.bincount(pre, weights=carried, minlength=s * n).astype(np.float64)
         out.append(wave.reshape(s, n))
     return out
 
@@ -178,11 +182,19 @@ def order_and_keep(batch: Batch, setting: PolicySetting, w: list[np.ndarray] | N
 
 
 def evaluate(
-    batch: Batch, settings: Sequence[PolicySetting], edges: Sequence | None = None, **columns
+    batch: Batch,
+    settings: Sequence[PolicySetting],
+    edges: Sequence | None = None,
+    confidence: Sequence | None = None,
+    **columns,
 ) -> pd.DataFrame:
     """One row per (scenario, setting): what was kept. `edges`: one edge list per scenario (default:
-    the scenarios' own); extra keyword columns are copied into every row."""
+    the scenarios' own), `confidence` one confidence list per scenario (default: none, every edge
+    certain); extra keyword columns are copied into every row."""
     fe = flat_edges(batch, edges)
+    fc = None if confidence is None else np.concatenate([np.asarray(c, float) for c in confidence])
+    if fc is not None and len(fc) != len(fe):
+        raise ValueError(f"{len(fc)} confidences for {len(fe)} edges")
     by_tau: dict[float, list[np.ndarray]] = {}
     need = max((s.hops for s in settings if s.policy != "similarity"), default=0)
     frames = []
@@ -190,7 +202,7 @@ def evaluate(
         w = None
         if st.policy != "similarity":
             if st.tau not in by_tau:
-                by_tau[st.tau] = waves(relevance(batch.sims, st.tau), fe, need)
+                by_tau[st.tau] = waves(relevance(batch.sims, st.tau), fe, need, fc)
             w = by_tau[st.tau]
         order, kept, pi = order_and_keep(batch, st, w)
         frames.append(_metrics(batch, st, order, kept, pi, columns))
@@ -242,11 +254,13 @@ def _metrics(batch, st, order, kept, pi, columns) -> pd.DataFrame:
 @dataclass(frozen=True)
 class Graph:
     """One graph the scenarios are scored on: the columns that label its rows, the settings
-    scored on it, and each scenario's edge list (`edges(scenario)`; None: the scenario's own)."""
+    scored on it, each scenario's edge list (`edges(scenario)`; None: the scenario's own) and,
+    for a weighted graph, each edge's confidence (`confidence(scenario)`)."""
 
     columns: dict
     settings: Sequence[PolicySetting]
     edges: Callable[[Scenario], Sequence] | None = None
+    confidence: Callable[[Scenario], Sequence] | None = None  # per edge; None: all certain
 
 
 def run(
@@ -265,11 +279,17 @@ def run(
             for packed in pack(scenarios, encoder, mult):
                 for g in graphs:
                     edges = None if g.edges is None else [g.edges(sc) for sc in packed.scenarios]
+                    conf = (
+                        None
+                        if g.confidence is None
+                        else [g.confidence(sc) for sc in packed.scenarios]
+                    )
                     frames.append(
                         evaluate(
                             packed,
                             g.settings,
                             edges,
+                            conf,
                             encoder=enc_name,
                             budget_multiplier=mult,
                             **g.columns,

@@ -88,15 +88,23 @@ def softmax_relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
 
 
 def propagate(r: np.ndarray, edges: np.ndarray, hops: int = 1, delta: float = 1.0) -> np.ndarray:
-    """pi_i = sum of r_j over dependents j of i; k hops add delta**(h-1) times the h-step support."""
+    """pi_i = sum of r_j over dependents j of i; k hops add delta**(h-1) times the h-step support.
+
+    `edges` is (|E|, 2) store positions [dependent, prerequisite], or (|E|, 3) with each edge's
+    confidence in column 2: the support an edge carries is scaled by it (all ones: the paper's
+    lambda * pi, to the last bit)."""
     n = len(r)
     pi = np.zeros(n)
     if len(edges) == 0 or hops < 1:
         return pi
-    dep, pre = edges[:, 0], edges[:, 1]
+    if edges.shape[1] == 3:
+        dep, pre, w = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64), edges[:, 2]
+    else:
+        dep, pre, w = edges[:, 0], edges[:, 1], None
     wave = r
     for h in range(hops):  # one scatter-add per hop
-        wave = np.bincount(pre, weights=wave[dep], minlength=n)
+        carried = wave[dep] if w is None else wave[dep] * w
+        wave = np.bincount(pre, weights=carried, minlength=n)
         pi += delta**h * wave
     return pi
 

@@ -14,6 +14,7 @@ from workbench.common.encoders import token_cost
 from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
 REQUIRED = ("id", "query", "blocks", "edges", "chain")
+CONFIDENCE = "edge_confidence"  # optional: one number in (0, 1] per edge, in edge order
 KNOWN = frozenset(
     {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
 )
@@ -92,12 +93,25 @@ class Scenario:
     def index(self) -> dict[str, int]:
         return {b.id: i for i, b in enumerate(self.blocks)}
 
+    @property
+    def confidence(self) -> tuple[float, ...] | None:
+        """Each edge's confidence in (0, 1] (`edge_confidence`, given by an inducer), or None:
+        every edge certain (the paper's graph)."""
+        c = self.metadata.get(CONFIDENCE)
+        return None if c is None else tuple(float(x) for x in c)
+
     def edge_index(self) -> np.ndarray:
-        """Edges as a (|E|, 2) int array of store positions: column 0 dependent, column 1 prerequisite."""
+        """Edges as a (|E|, 2) int array of store positions: column 0 dependent, column 1
+        prerequisite; with edge confidences, a (|E|, 3) float array whose column 2 is each edge's
+        confidence (DSGC weights its support by it)."""
         pos = self.index()
         if not self.edges:
             return np.zeros((0, 2), dtype=np.int64)
-        return np.array([[pos[d], pos[p]] for d, p in self.edges], dtype=np.int64)
+        idx = np.array([[pos[d], pos[p]] for d, p in self.edges], dtype=np.int64)
+        conf = self.confidence
+        if conf is None:
+            return idx
+        return np.column_stack([idx.astype(np.float64), np.asarray(conf, dtype=np.float64)])
 
     def chain_mask(self) -> np.ndarray:
         chain = set(self.chain)
@@ -116,9 +130,19 @@ class Scenario:
     def block(self, block_id: str) -> Block:
         return self.blocks[self.index()[block_id]]
 
-    def with_edges(self, edges: Iterable[tuple[str, str]]) -> Scenario:
-        """The same scenario with another edge set (for imperfect-graph studies)."""
-        return replace(self, edges=tuple(tuple(e) for e in edges), metadata=dict(self.metadata))
+    def with_edges(
+        self, edges: Iterable[tuple[str, str]], confidence: Iterable[float] | None = None
+    ) -> Scenario:
+        """The same scenario with another edge set (for imperfect-graph studies), with a
+        confidence per edge if given (else none: every edge certain)."""
+        edges = tuple(tuple(e) for e in edges)
+        meta = {k: v for k, v in self.metadata.items() if k != CONFIDENCE}
+        if confidence is not None:
+            meta[CONFIDENCE] = [float(c) for c in confidence]
+        out = replace(self, edges=edges, metadata=meta)
+        if confidence is not None:
+            _validate(out)
+        return out
 
     def to_dict(self) -> dict:
         out = {
@@ -246,6 +270,18 @@ def _validate(s: Scenario) -> None:
                 f"must be a positive integer (at most {MAX_COST:,}) or None",
                 field=f"blocks[{i}].cost",
             )
+    conf = s.metadata.get(CONFIDENCE)
+    if conf is not None:
+        if not isinstance(conf, list | tuple) or len(conf) != len(s.edges):
+            raise ScenarioError(
+                f"must be a list of {len(s.edges)} numbers, one per edge", field=CONFIDENCE
+            )
+        for i, c in enumerate(conf):
+            if isinstance(c, bool) or not isinstance(c, int | float) or not 0 < c <= 1:
+                raise ScenarioError(
+                    f"must be a number in (0, 1]; got {json.dumps(c)[:40]}",
+                    field=f"{CONFIDENCE}[{i}]",
+                )
     for i, (d, p) in enumerate(s.edges):
         for which, x in (("dependent", d), ("prerequisite", p)):
             if x not in seen:

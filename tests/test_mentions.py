@@ -1,0 +1,123 @@
+"""The mention inducer: mentions in any style, links weighted by rarity, directed by mention
+order, confidence-weighted support (the all-ones case is the paper's lambda * pi to the bit), and
+its edges on text the generator did not write (data/handwritten/, a tier it was tuned on)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.beyond.induce import induce_weighted, score_pairs
+from workbench.beyond.mentions import link_pairs, mention_links, mentions, spell_numbers
+from workbench.cli import main
+from workbench.common.encoders import get_encoder
+from workbench.dsgc import batch
+from workbench.dsgc.generator import generate, worked_example
+from workbench.dsgc.policies import DSGC
+from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
+from workbench.dsgc.trace import run
+
+ROOT = Path(__file__).resolve().parents[1]
+HANDWRITTEN = ROOT / "data" / "handwritten" / "scenarios.jsonl"
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("pager group PG-77", "anyone in pg77"),
+        ("box msku-449120", "container MSKU 449120"),
+        ("flag FF_LOGIN_V2 is off", "while ff-login-v2 stays off"),
+        ("order #77-3019 arrived", "order 773019 was due"),
+        ("manifest number seven three one", "Manifest 731 is parked"),
+        ("lab two fourteen", "Lab 214"),
+        ("costs $4,500", "4500 dollars"),
+        ("badge B-12", "badge B12"),
+    ],
+)
+def test_one_mention_in_two_styles(a, b):
+    assert mentions(a) & mentions(b), (sorted(mentions(a)), sorted(mentions(b)))
+
+
+def test_words_that_are_not_mentions():
+    assert spell_numbers("forty-seven boxes, five hundred twelve") == "47 boxes, 512"
+    assert spell_numbers("one of them") == "one of them"  # 'one' alone is a word
+    assert not {m for m in mentions("We meet on Monday in March.") if m.startswith("name:")}
+    assert not mentions("it is 45 at 10")  # no code of a word and a number
+
+
+def test_the_worked_example_is_read_as_the_paper_draws_it():
+    """Section 2.2: Alice -> bundle M -> clearance N. The two true edges come out, directed."""
+    sc = worked_example()
+    got = {
+        (sc.ids[x.dependent], sc.ids[x.prerequisite])
+        for x in mention_links(list(sc.texts), sc.query)
+    }
+    assert set(sc.edges) <= got
+
+
+def test_rare_mentions_link_and_common_ones_do_not():
+    texts = [f"Block {i} mentions code K-{i:03d} and the shared team Harbor." for i in range(12)]
+    texts[3] += " It also names relay R-9."
+    texts[7] += " Relay r9 is next."
+    pairs = link_pairs(texts, "What about relay R9?")
+    assert [(a, b) for a, b, _, _ in pairs] == [(3, 7)]  # Harbor is in every block: no link
+
+
+def test_all_ones_confidence_is_the_papers_score_to_the_bit():
+    enc = get_encoder("lexical")
+    for t in ("role", "profile", "expense"):
+        sc = generate(t, 3)
+        ones = sc.with_edges(sc.edges, [1.0] * len(sc.edges))
+        a, b = run(sc, enc, DSGC(hops=2)), run(ones, enc, DSGC(hops=2))
+        assert a.scores.tobytes() == b.scores.tobytes() and np.array_equal(a.kept, b.kept)
+        half = run(sc.with_edges(sc.edges, [0.5] * len(sc.edges)), enc, DSGC())
+        assert half.pi.sum() < run(sc, enc, DSGC()).pi.sum()  # the weights are used
+    scs = [generate("profile", s) for s in range(6)]
+    (packed,) = batch.pack(scs, enc)
+    plain = batch.evaluate(packed, [batch.PolicySetting("dsgc", 1.0, 2, 0.5)])
+    ones = batch.evaluate(
+        packed,
+        [batch.PolicySetting("dsgc", 1.0, 2, 0.5)],
+        None,
+        [[1.0] * len(s.edges) for s in scs],
+    )
+    assert plain.equals(ones)
+
+
+def test_edge_confidence_is_checked_naming_the_field(tmp_path):
+    d = generate("role", 0).to_dict()
+    for conf, field in (([0.5], "edge_confidence"), ([0.5, 1.5], "edge_confidence[1]")):
+        p = tmp_path / "s.jsonl"
+        p.write_text(json.dumps({**d, "edge_confidence": conf}) + "\n")
+        with pytest.raises(ScenarioError, match=rf"field '{re.escape(field)}'"):
+            load_scenarios(p)
+    ok = Scenario.from_dict({**d, "edge_confidence": [0.5, 1.0]})
+    assert ok.confidence == (0.5, 1.0) and ok.edge_index().shape == (2, 3)
+
+
+def test_induce_by_default_reads_mentions_and_reports(tmp_path, capsys):
+    src = tmp_path / "role.jsonl"
+    main(["generate", "role", "--seeds", "0:3", "--out", str(src)])
+    out = tmp_path / "out.jsonl"
+    assert main(["induce", str(src), "--out", str(out), "--report"]) == 0
+    text = capsys.readouterr().out
+    assert "(mentions)" in text and "as pairs precision 1.00, recall 1.00" in text
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(len(r["edge_confidence"]) == len(r["edges"]) for r in rows)
+    assert rows[0]["induced"]["method"] == "mentions" and "given_edges" in rows[0]
+
+
+def test_the_hand_written_tier():
+    """On the hand-written scenarios (edges stripped; a tier the inducer was tuned on, see
+    data/handwritten/README.md): the issue's bar on edges as pairs, and the generator's own
+    handle rules find nothing there."""
+    scs = load_scenarios(HANDWRITTEN)
+    found = induce_weighted(scs, "mentions")
+    s = [score_pairs(es, sc.edges) for sc, (es, _) in zip(scs, found, strict=True)]
+    hit, ind, true = (sum(getattr(x, f) for x in s) for f in ("hit", "induced", "true"))
+    assert hit / ind >= 0.6 and hit / true >= 0.8, (hit, ind, true)
+    assert all(not es for es, _ in induce_weighted(scs, "handles"))
