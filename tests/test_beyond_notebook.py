@@ -121,10 +121,12 @@ def test_induced_numbers(executed):
     for t in ("expense", "threshold"):
         assert rec["identifier_sharing"][t] == [1.0, 0.0]  # shared, never handed off
         assert rec["edges"][f"lexical/handles/{t}/20"][1] == 0.0
-    preds = rec["predictions"]
-    assert (
-        len(preds) == 7 and preds["a missing edge reduces DSGC to the similarity ranking"] == "yes"
-    )
+    preds = rec["predictions"]  # only rows that could have come out otherwise
+    assert len(preds) == 6 and "a missing edge reduces DSGC to the similarity ranking" not in preds
+    hw = rec["handwritten"]  # the hand-written tier: mentions never below similarity-only
+    for regime in ("target", "control"):
+        assert hw[f"{regime}/mentions"][0] >= hw[f"{regime}/none"][0]
+        assert hw[f"{regime}/handles"][2] == 0.0  # the generator's rules find nothing there
     for name in ("beyond_khop", "beyond_graph", "beyond_induced"):
         assert (out / "figures" / f"{name}.svg").stat().st_size > 1000
         assert (Path(out) / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
