@@ -267,3 +267,57 @@ def test_cli_check_and_trim_a_log(tmp_path, capsys):
     trimmed = json.loads(out_path.read_text())
     assert logs.detect(trimmed) == "openai" and len(trimmed) < len(log)
     assert workbench_main(["closure", "check", str(out_path), *args]) == 0
+
+
+_OPENAI_CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "a", "arguments": "{}"}}
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "log,line",
+    [
+        ([], "field 'messages': the log holds no messages"),
+        ({"model": "m", "messages": []}, "field 'messages': the log holds no messages"),
+        (
+            [
+                {"role": "user", "content": "go"},
+                {**_OPENAI_CALL, "tool_calls": _OPENAI_CALL["tool_calls"] * 2},
+                {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            ],
+            "message 1: field 'tool_calls[1].id': call id 'call_1' (a) is used again",
+        ),
+        (
+            {"messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "again"},
+                ]},
+            ]},
+            "message 2: field 'content[1].tool_use_id': a second result for call id 't1'",
+        ),
+        (
+            [
+                {"role": "user", "content": "go"},
+                _OPENAI_CALL,
+                {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "b", "input": {}}]},
+            ],
+            "message 3: field 'content[0].type': an Anthropic tool_use block in a log read as",
+        ),
+    ],
+)  # fmt: skip
+def test_logs_that_are_no_valid_request_are_rejected_in_one_line(tmp_path, capsys, log, line):
+    """Empty logs, a call id used twice, a call answered twice and mixed formats: exit 2 and one
+    line naming the message and the field (they used to check closed)."""
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    assert workbench_main(["closure", "check", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and line in err[0], err

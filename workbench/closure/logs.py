@@ -262,18 +262,78 @@ def detect(obj) -> str:
 
 
 def read(obj, format: str | None = None) -> Log:
-    """A decoded log (format detected unless given)."""
+    """A decoded log (format detected unless given), checked: no call id is used twice, no
+    result answers one call twice, and it does not mix formats."""
     fmt = format or detect(obj)
     if fmt not in READERS:
         raise ValueError(f"unknown log format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return READERS[fmt](obj)
+    if fmt != "anthropic":
+        _no_anthropic_blocks(obj)
+    log = READERS[fmt](obj)
+    _check_ids(log)
+    return log
+
+
+def _no_anthropic_blocks(obj) -> None:
+    """An OpenAI or LangChain log that goes on in Anthropic tool blocks mixes two formats."""
+    msgs = obj.get("messages", []) if isinstance(obj, dict) else obj
+    for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+        data = m.get("data", m) if isinstance(m, dict) else {}
+        content = data.get("content") if isinstance(data, dict) else None
+        for k, b in enumerate(content if isinstance(content, list) else []):
+            if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"):
+                where = "data.content" if data is not m else "content"
+                raise _err(
+                    f"an Anthropic {b['type']} block in a log read as OpenAI or LangChain: the "
+                    "log mixes formats",
+                    i,
+                    f"{where}[{k}].type",
+                )
+
+
+def _check_ids(log: Log) -> None:
+    """A call id used twice and a call answered twice are errors, naming the message."""
+    seen: dict[str, int] = {}
+    answered: dict[str, int] = {}
+    for m in log.messages:
+        for k, (cid, name) in enumerate(m.calls):
+            if cid in seen:
+                raise _err(
+                    f"call id {cid!r} ({name}) is used again: message {seen[cid]} has it",
+                    m.index,
+                    _id_field(log.format, m, k, "call"),
+                )
+            seen[cid] = m.index
+        for k, cid in enumerate(m.answers):
+            if cid in answered:
+                raise _err(
+                    f"a second result for call id {cid!r}: message {answered[cid]} answers it",
+                    m.index,
+                    _id_field(log.format, m, k, "result"),
+                )
+            answered[cid] = m.index
+
+
+def _id_field(fmt: str, m: Message, k: int, kind: str) -> str:
+    """Where in message `m` its k-th call id (or k-th answered call id) stands."""
+    raw = m.raw if isinstance(m.raw, dict) else {}
+    if fmt == "anthropic":
+        want = "tool_use" if kind == "call" else "tool_result"
+        blocks = raw.get("content") if isinstance(raw.get("content"), list) else []
+        at = [j for j, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") == want]
+        return f"content[{at[k] if k < len(at) else k}].{'id' if kind == 'call' else 'tool_use_id'}"
+    prefix = "data." if fmt == "langchain" else ""
+    return f"{prefix}tool_call_id" if kind == "result" else f"{prefix}tool_calls[{k}].id"
 
 
 def load(path: str | os.PathLike, format: str | None = None) -> Log:
     """Read a log file; a bad log raises LogError naming the file, the message and the field."""
     obj = read_json(path)  # bytes decoded as UTF-8, depth bounded: errors name file and line
     try:
-        return read(obj, format)
+        log = read(obj, format)
+        if not log.messages:  # an empty message list is no request a provider accepts
+            raise _err("the log holds no messages", None, "messages")
+        return log
     except LogError as e:
         raise LogError(e.message, path=path, index=e.index, field=e.field) from None
 
