@@ -197,19 +197,10 @@ METHODS = ("mentions", "gated-knn", "handles", "knn")
 RECOMMENDED = "mentions"
 
 
-def induce(
-    scenarios: Sequence[Scenario],
-    method: str = RECOMMENDED,
-    encoder=None,
-    patterns: Patterns = BENCHMARK_PATTERNS,
-    k: int = KNN_K,
-    threshold: float | None = None,
-    direction: str = "query",
-) -> list[tuple[tuple[str, str], ...]]:
-    """One induced edge list per scenario (`induce_weighted` gives the confidences too)."""
-    return [
-        e for e, _ in induce_weighted(scenarios, method, encoder, patterns, k, threshold, direction)
-    ]
+def induce(scenarios: Sequence[Scenario], *args, **kw) -> list[tuple[tuple[str, str], ...]]:
+    """One induced edge list per scenario (the arguments of `induce_weighted`, which gives the
+    confidences too)."""
+    return [e for e, _ in induce_weighted(scenarios, *args, **kw)]
 
 
 def induce_weighted(
