@@ -4,6 +4,7 @@ side-by-side against langchain-core's real trim_messages, the CLI."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -321,3 +322,23 @@ def test_logs_that_are_no_valid_request_are_rejected_in_one_line(tmp_path, capsy
     assert workbench_main(["closure", "check", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and line in err[0], err
+
+
+def test_a_broken_json_log_is_reported_at_its_line_without_format(tmp_path, capsys):
+    """A truncated log or a Latin-1 byte, no --format: the JSON reader's own line (not a
+    span-window error at line 1), for check and for trim alike."""
+    src = (Path(__file__).resolve().parents[1] / "data/logs/training_runs.openai.json").read_text()
+    cases = {
+        "trunc.json": (src[:500].encode(), "invalid JSON (Unterminated string starting at line"),
+        "latin.json": ('[{"role": "user", "content": "café"}]'.encode("latin-1"), "byte 0xe9"),
+    }
+    for name, (data, want) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        for cmd in (
+            ["check", str(path)],
+            ["trim", str(path), "--max-tokens", "50", "--out", str(tmp_path / "o.json")],
+        ):
+            assert workbench_main(["closure", *cmd]) == 2
+            err = capsys.readouterr().err
+            assert want in err and "at at" not in err and "span" not in err, err

@@ -14,7 +14,7 @@ from workbench.closure import logs as L
 from workbench.closure import spans as C
 from workbench.closure.trim import STRATEGIES, trim_log
 from workbench.common.handles import HANDLE_RE
-from workbench.common.io import InputError, read_json, write_csv_set
+from workbench.common.io import InputError, parse_json, read_json, write_csv_set
 from workbench.common.options import names, number, out_dir, out_file, regex
 from workbench.common.seeds import seeds_arg
 
@@ -32,13 +32,31 @@ def _format(path, fmt: str) -> str:
     try:
         obj = read_json(path)
     except InputError:
-        return "workbench"  # JSONL (several values), or unreadable: the span reader says which
+        if _first_line_is_a_span(path):
+            return "workbench"  # JSONL: the span reader names the bad line, if there is one
+        raise  # a JSON log that does not parse: read_json names the line (and the byte)
     if isinstance(obj, dict) and {"id", "turn", "role", "text"} <= set(obj):
         return "workbench"  # a one-span window
     try:
         return L.detect(obj)
     except L.LogError as e:  # neither a window nor a log: name the file
         raise L.LogError(e.message, path=path, field=e.field) from None
+
+
+def _first_line_is_a_span(path) -> bool:
+    """Does the file's first non-blank line hold one whole span object (a JSONL window)? A file
+    with no such line at all goes to the span reader too, which says what is missing."""
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    first = parse_json(raw.decode("utf-8"))  # bounded depth, strict
+                    return isinstance(first, dict) and {"id", "turn", "role"} <= set(first)
+    except (UnicodeDecodeError, InputError):
+        return False
+    except OSError:
+        return True  # unreadable: the span reader names the file and the reason
+    return True
 
 
 def _print_json(obj) -> None:

@@ -437,7 +437,8 @@ def parse_json(text: str, error: type[InputError] = InputError, path=None, line=
         obj = _DECODER.decode(text)
     except json.JSONDecodeError as e:
         at = f"column {e.colno}" if line is not None else f"line {e.lineno} column {e.colno}"
-        raise error(f"invalid JSON ({e.msg} at {at})", path=path, line=line) from None
+        msg = e.msg.removesuffix(" at")  # 'Unterminated string starting at' + ' at line ...'
+        raise error(f"invalid JSON ({msg} at {at})", path=path, line=line) from None
     except RecursionError:  # deeper than the parser goes (about 1000 levels)
         raise error(too_deep, path=path, line=line) from None
     except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)

@@ -168,7 +168,9 @@ class Protocol:
         try:
             d = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON ({e.msg} at line {e.lineno})", path=path) from None
+            raise InputError(
+                f"invalid JSON ({e.msg.removesuffix(' at')} at line {e.lineno})", path=path
+            ) from None
         return cls.from_dict(d, path=path)
 
     def to_dict(self) -> dict:
