@@ -173,6 +173,9 @@ def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
         sys_cost += logs.approx_tokens(logs.Message(-1, "system", json.dumps(log.system)))
     if t.tokens > budget:  # never silent: reported, and only when not even the system fits
         assert not t.fits and sys_cost + 4 * len(t.tombstones) + 8 > budget
+    elif not t.conversation:  # nothing but the system fits: said (exit 1), and only when the
+        human = [m for m in log.messages if m.role == "user" and not m.answers]  # last user turn
+        assert not t.fits and (not human or sys_cost + logs.approx_tokens(human[-1]) > budget)
     else:
         assert t.fits
     again = trim.trim_log(back, budget, patterns=P, strategy=strategy)
@@ -342,3 +345,43 @@ def test_a_broken_json_log_is_reported_at_its_line_without_format(tmp_path, caps
             assert workbench_main(["closure", *cmd]) == 2
             err = capsys.readouterr().err
             assert want in err and "at at" not in err and "span" not in err, err
+
+
+def test_a_trim_keeps_the_last_user_turn_or_says_nothing_fits(tmp_path, capsys):
+    """An Anthropic log of one user message and then a tool loop: below its full size the trim
+    keeps the user turn first (a valid request starts on it and alternates), and when not even
+    that fits it exits 1 saying so (it used to write "messages": [] and exit 0)."""
+    call = lambda n: {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": f"t{n}", "name": "poll", "input": {"job": "job_7f3a2c"}}
+        ],
+    }  # noqa: E731
+    res = lambda n, body: {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": json.dumps(body)}],
+    }  # noqa: E731
+    body = {"model": "m", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "Please submit the churn job and tell me when it is done."},
+        call(0), res(0, {"id": "job_7f3a2c", "status": "queued"}),
+        call(1), res(1, {"status": "running"}), call(2), res(2, {"status": "done"}),
+    ]}  # fmt: skip
+    path, out = tmp_path / "log.json", tmp_path / "out.json"
+    path.write_text(json.dumps(body))
+    full = trim.trim_log(logs.load(path), 10**6).tokens
+    for budget in (full - 20, full // 2, 25):
+        assert (
+            workbench_main(
+                ["closure", "trim", str(path), "--max-tokens", str(budget), "--out", str(out)]
+            )
+            == 0
+        )
+        got = json.loads(out.read_text())
+        roles = [m["role"] for m in got["messages"]]
+        assert roles and roles[0] == "user" and got["model"] == "m"
+        assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # alternates
+    capsys.readouterr()
+    assert (
+        workbench_main(["closure", "trim", str(path), "--max-tokens", "8", "--out", str(out)]) == 1
+    )
+    assert "NOTHING FITS" in capsys.readouterr().out

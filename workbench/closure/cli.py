@@ -178,6 +178,11 @@ def cmd_trim(args) -> int:
     print(*t.report.lines(), sep="\n")
     if t.over_budget:
         print(f"OVER BUDGET by {t.over_budget} tokens: no closed window fits {args.max_tokens}")
+    elif not t.conversation:
+        print(
+            f"NOTHING FITS: at {args.max_tokens} tokens no message besides the system prompt "
+            "fits (the last user turn with what it needs does not)"
+        )
     print(f"wrote {args.out}")
     return 0 if t.fits else 1
 

@@ -63,6 +63,8 @@ def _row(name, source, log: Log, fraction, budget, method, kept, patterns, **ext
         **rep.counts(),
         "tombstones": 0,
         "closed_fits": None,
+        # a message besides the system prompt kept: a trim cut to the system prompt is no request
+        "conversation": any(log.messages[i].role != "system" for i in kept),
         **extra,
     }
 
@@ -115,7 +117,7 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
                     _row(*args, "closure-safe (ours)", list(t.kept), patterns)
                     | {
                         "tombstones": len(t.tombstones),
-                        "closed_fits": t.fits,
+                        "closed_fits": t.over_budget == 0 and t.report.closed,
                         "tokens_kept": t.tokens,
                         **t.report.counts(),  # the output, tombstones included
                     }
@@ -124,10 +126,12 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
 
 
 def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per method: runs, runs with any orphan, orphans of each kind, mean share of tokens kept."""
+    """Per method: runs, runs with any orphan, orphans of each kind, runs cut to the system
+    prompt (no conversation left), mean share of tokens kept."""
     d = df.assign(
         any_orphan=(df.orphan_calls + df.orphan_results + df.orphan_handles) > 0,
         token_share=df.tokens_kept / (df.budget / df.budget_fraction),
+        system_only=~df.conversation.astype(bool),
     )
     return (
         d.groupby("method", sort=False)
@@ -138,7 +142,8 @@ def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
             orphan_results=("orphan_results", "sum"),
             orphan_handles=("orphan_handles", "sum"),
             tombstones=("tombstones", "sum"),
+            cut_to_system=("system_only", "sum"),
             mean_token_share=("token_share", "mean"),
         )
-        .astype({"runs_with_orphans": int})
+        .astype({"runs_with_orphans": int, "cut_to_system": int})
     )

@@ -45,9 +45,15 @@ class Trimmed:
         return max(self.tokens - self.budget, 0)
 
     @property
+    def conversation(self) -> bool:
+        """Does the output hold a message besides the system prompt (an empty conversation is
+        no request a provider accepts)?"""
+        return any(self.log.messages[i].role != "system" for i in self.kept)
+
+    @property
     def fits(self) -> bool:
-        """A closed window within the budget was found."""
-        return self.over_budget == 0 and self.report.closed
+        """A closed window within the budget, with a conversation in it, was found."""
+        return self.over_budget == 0 and self.report.closed and self.conversation
 
     def __repr__(self) -> str:
         return (
@@ -111,6 +117,11 @@ class _Dangling:
         covered, named = self._new(positions)
         self.handles = self._after(covered, named)
         self.cover |= covered
+
+
+def _is_human(m: Message) -> bool:
+    """A message a person wrote: a user turn that is not a tool result."""
+    return m.role == "user" and not m.answers
 
 
 def _output_tokens(log: Log, out, counter) -> int:
@@ -196,6 +207,23 @@ def trim_log(
         kept_cost += sum(bcost[b] for b in new_blocks)
         kept.update(new_blocks)
 
+    def closure_of(b) -> set:
+        """The block with every block it needs, to a fixpoint."""
+        want, stack = {b}, [b]
+        while stack:
+            for p in bneeds[stack.pop()]:
+                if p not in want and p not in kept:
+                    want.add(p)
+                    stack.append(p)
+        return want
+
+    # the last turn a person wrote is the request: kept first (with what it needs) whenever it
+    # fits, so a trim keeps a conversation and an Anthropic log still starts on a user message
+    humans = [b for b, members in enumerate(blocks) if _is_human(msgs[members[0]])]
+    if humans and humans[-1] not in kept:
+        want = closure_of(humans[-1]) - kept
+        if total_with(want) <= max_tokens:
+            keep(want)
     if strategy == "last":
         order = [b for b in range(len(blocks) - 1, -1, -1) if b not in kept]
     else:
@@ -209,13 +237,10 @@ def trim_log(
             (b for b in range(len(blocks)) if b not in kept), key=lambda b: (-rel[b], -b)
         )
     for b in order:
+        if b in kept:
+            continue
         # the block with every block it needs (to a fixpoint), else the block alone (tombstones)
-        want, stack = {b}, [b]
-        while stack:
-            for p in bneeds[stack.pop()]:
-                if p not in want and p not in kept:
-                    want.add(p)
-                    stack.append(p)
+        want = closure_of(b)
         if total_with(want - kept) <= max_tokens:
             keep(want - kept)
         elif want != {b} and total_with({b} - kept) <= max_tokens:
