@@ -351,16 +351,15 @@ def test_a_trim_keeps_the_last_user_turn_or_says_nothing_fits(tmp_path, capsys):
     """An Anthropic log of one user message and then a tool loop: below its full size the trim
     keeps the user turn first (a valid request starts on it and alternates), and when not even
     that fits it exits 1 saying so (it used to write "messages": [] and exit 0)."""
-    call = lambda n: {
-        "role": "assistant",
-        "content": [
-            {"type": "tool_use", "id": f"t{n}", "name": "poll", "input": {"job": "job_7f3a2c"}}
-        ],
-    }  # noqa: E731
-    res = lambda n, body: {
-        "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": json.dumps(body)}],
-    }  # noqa: E731
+
+    def call(n):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "poll", "input": {"job": "job_7f3a2c"}}
+        return {"role": "assistant", "content": [use]}
+
+    def res(n, body):
+        out = {"type": "tool_result", "tool_use_id": f"t{n}", "content": json.dumps(body)}
+        return {"role": "user", "content": [out]}
+
     body = {"model": "m", "max_tokens": 100, "messages": [
         {"role": "user", "content": "Please submit the churn job and tell me when it is done."},
         call(0), res(0, {"id": "job_7f3a2c", "status": "queued"}),
