@@ -384,3 +384,26 @@ def test_a_trim_keeps_the_last_user_turn_or_says_nothing_fits(tmp_path, capsys):
         workbench_main(["closure", "trim", str(path), "--max-tokens", "8", "--out", str(out)]) == 1
     )
     assert "NOTHING FITS" in capsys.readouterr().out
+
+
+def test_an_openai_request_body_comes_back_a_body(tmp_path):
+    """A trimmed OpenAI request body keeps every other key (model, tools, tool_choice, ...) as
+    it was; only its messages are trimmed (it came back as a bare message list)."""
+    body = {
+        "model": "gpt-x",
+        "tools": [{"type": "function", "function": {"name": "submit_job", "parameters": {}}}],
+        "tool_choice": "auto",
+        "messages": [
+            {"role": "system", "content": "You run jobs."},
+            {"role": "user", "content": "Submit the churn job."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "submit_job", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"id": "job_7f3a2c"}'},
+            {"role": "user", "content": "Thanks. " + "More words. " * 30},
+        ],
+    }  # fmt: skip
+    for budget in (10**6, 60):
+        out = trim.trim_messages(body, budget)
+        assert isinstance(out, dict) and {k: v for k, v in out.items() if k != "messages"} == {
+            k: v for k, v in body.items() if k != "messages"
+        }
+        assert out["messages"] and out["messages"][0]["role"] == "system"

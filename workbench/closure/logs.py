@@ -68,7 +68,7 @@ class Log:
     format: str
     messages: list
     system: object = None  # Anthropic: the request body's top-level system
-    body: dict | None = None  # Anthropic: the request body (other keys kept), None for a list
+    body: dict | None = None  # a request body (its other keys kept on writing), None for a list
 
     def __repr__(self) -> str:
         calls = sum(len(m.calls) for m in self.messages)
@@ -140,8 +140,9 @@ def _need(obj, key, kind, index, fld=None):
 def read_openai(messages) -> Log:
     """OpenAI chat completions: `assistant.tool_calls[].id / function.name / function.arguments`,
     `tool` messages with `tool_call_id`; `developer` counts as system."""
-    if isinstance(messages, dict):
-        messages = _need(messages, "messages", list, None)
+    body = messages if isinstance(messages, dict) else None
+    if body is not None:
+        messages = _need(body, "messages", list, None)
     out = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
@@ -163,7 +164,7 @@ def read_openai(messages) -> Log:
         text = "\n".join(x for x in [_text(m.get("content"), i, "content"), *args] if x)
         role = "system" if role == "developer" else role
         out.append(Message(i, role, text, calls, answers, m))
-    return Log("openai", out)
+    return Log("openai", out, body=body)
 
 
 def read_anthropic(body) -> Log:
@@ -365,12 +366,15 @@ def write(log: Log, kept, tombstones=()):
             body["system"] = system
         body["messages"] = msgs
         return body
+    if log.format == "openai":
+        if note and msgs and msgs[0].get("role") in ("system", "developer"):
+            msgs = [{**msgs[0], "content": _append_system(msgs[0].get("content"), note)}, *msgs[1:]]
+        elif note:
+            msgs = [{"role": "system", "content": note}, *msgs]
+        # a request body comes back a body: every other key (model, tools, ...) as it was
+        return msgs if log.body is None else {**log.body, "messages": msgs}
     if not note:
         return msgs
-    if log.format == "openai":
-        if msgs and msgs[0].get("role") in ("system", "developer"):
-            return [{**msgs[0], "content": _append_system(msgs[0].get("content"), note)}, *msgs[1:]]
-        return [{"role": "system", "content": note}, *msgs]
     if msgs and msgs[0]["type"] == "system":
         first = json.loads(json.dumps(msgs[0]))
         first["data"]["content"] = _append_system(first["data"].get("content"), note)
