@@ -148,21 +148,17 @@ def positions(text: str) -> dict[str, float]:
     t = spell_numbers(text)
     found: dict[str, int] = {}
 
-    class _Out:
-        def add(self, m: str, at: int = 0) -> None:
-            if m not in found or at < found[m]:
-                found[m] = at
+    def add(m: str, at: int) -> None:  # a mention, at its first place in the text
+        if m not in found or at < found[m]:
+            found[m] = at
 
-    out = _Out()
     for m in _COMPOUND.finditer(t):
         raw = m.group(0)
         if re.search(r"\d", raw) or ("/" in raw and raw.islower()):
             joined = re.sub(r"[-_/]", "", raw).lower()
-            out.add(
-                ("num:" + str(int(joined))) if joined.isdigit() else f"code:{joined}", m.start()
-            )
+            add(("num:" + str(int(joined))) if joined.isdigit() else f"code:{joined}", m.start())
     for m in _HEXID.finditer(t):
-        out.add(f"code:{m.group(1).lower()}{m.group(2).lower()}", m.start())
+        add(f"code:{m.group(1).lower()}{m.group(2).lower()}", m.start())
     for m in _CODE.finditer(t):
         if m.group(1):
             letters, digits = m.group(1), m.group(2)
@@ -175,24 +171,24 @@ def positions(text: str) -> dict[str, float]:
             letters, digits = m.group(6), m.group(5)
             if letters.lower() in ("st", "nd", "rd", "th", "am", "pm", "s", "x"):
                 continue
-        out.add(f"code:{letters.lower()}{int(digits)}", m.start())
+        add(f"code:{letters.lower()}{int(digits)}", m.start())
     for m in _MONEY.finditer(t):
-        out.add(f"qty:{_digits(m.group(1))}usd", m.start())
+        add(f"qty:{_digits(m.group(1))}usd", m.start())
     for m in _QUANTITY.finditer(t):
-        out.add(f"qty:{_digits(m.group(1))}{_UNIT_WORDS[m.group(2).lower()]}", m.start())
+        add(f"qty:{_digits(m.group(1))}{_UNIT_WORDS[m.group(2).lower()]}", m.start())
     for m in re.finditer(r"\b\d[\d,]{2,}\b", t):  # bare numbers of three digits or more
-        out.add(f"num:{_digits(m.group(0))}", m.start())
+        add(f"num:{_digits(m.group(0))}", m.start())
     for m in _NAME.finditer(t):
         if m.group(0) not in _CAPSTOP:
-            out.add(f"name:{m.group(0).lower()}", m.start())
+            add(f"name:{m.group(0).lower()}", m.start())
     for m in _LETTER.finditer(t):
         if m.group(1) not in ("I", "A"):
-            out.add(f"code:{m.group(1).lower()}", m.start())
+            add(f"code:{m.group(1).lower()}", m.start())
     words = list(re.finditer(r"[a-z]+", t.lower()))
     for a, b in zip(words, words[1:], strict=False):
         x, y = a.group(0), b.group(0)
         if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
-            out.add(f"term:{x} {y}", a.start())
+            add(f"term:{x} {y}", a.start())
     n = max(len(t), 1)
     return {m: at / n for m, at in found.items()}
 

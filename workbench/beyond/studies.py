@@ -386,8 +386,7 @@ def tier_table(scenarios, runs: pd.DataFrame, graphs: dict, **boot) -> pd.DataFr
     retention of DSGC on that graph (similarity-only as graph 'none'), with a bootstrap interval
     over the scenarios."""
     regime = {sc.id: sc.regime for sc in scenarios}
-    r = runs.assign(regime=runs.scenario_id.map(regime), unit=range(len(runs)))
-    r["unit"] = r.scenario_id
+    r = runs.assign(regime=runs.scenario_id.map(regime), unit=runs.scenario_id)
     ret = stats.interval_table(r, ["regime", "graph"], unit="unit", **boot)
     rows = []
     for name, found in graphs.items():

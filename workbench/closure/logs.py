@@ -294,25 +294,23 @@ def _no_anthropic_blocks(obj) -> None:
 
 def _check_ids(log: Log) -> None:
     """A call id used twice and a call answered twice are errors, naming the message."""
-    seen: dict[str, int] = {}
-    answered: dict[str, int] = {}
+    first: dict[str, dict[str, int]] = {"call": {}, "result": {}}  # call id -> message
     for m in log.messages:
-        for k, (cid, name) in enumerate(m.calls):
-            if cid in seen:
-                raise _err(
-                    f"call id {cid!r} ({name}) is used again: message {seen[cid]} has it",
-                    m.index,
-                    _id_field(log.format, m, k, "call"),
-                )
-            seen[cid] = m.index
-        for k, cid in enumerate(m.answers):
-            if cid in answered:
-                raise _err(
-                    f"a second result for call id {cid!r}: message {answered[cid]} answers it",
-                    m.index,
-                    _id_field(log.format, m, k, "result"),
-                )
-            answered[cid] = m.index
+        for kind, ids in (("call", [c for c, _ in m.calls]), ("result", m.answers)):
+            for k, cid in enumerate(ids):
+                if cid in first[kind]:
+                    what = (
+                        f"call id {cid!r} ({m.calls[k][1]}) is used again"
+                        if kind == "call"
+                        else f"a second result for call id {cid!r}"
+                    )
+                    raise _err(
+                        f"{what}: message {first[kind][cid]} "
+                        f"{'has' if kind == 'call' else 'answers'} it",
+                        m.index,
+                        _id_field(log.format, m, k, kind),
+                    )
+                first[kind][cid] = m.index
 
 
 def _id_field(fmt: str, m: Message, k: int, kind: str) -> str:
