@@ -254,7 +254,7 @@ record("story", report.story(run))
 # %% [markdown]
 # ## Agent logs: langchain-core's `trim_messages`, keep-last-N and the closure-safe trimmer
 #
-# The same conversations as OpenAI, Anthropic and LangChain logs: three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the LangChain form (its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
+# The same conversations as OpenAI chat, OpenAI Responses, Anthropic and LangChain logs (rendered by `workbench.closure.loggen`): three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the LangChain form (its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
 
 # %%
 side = compare.side_by_side(compare.test_logs(seed_range(LOG_SEEDS), LOG_TURNS))
@@ -277,8 +277,30 @@ record(
         ["runs", "runs_with_orphans", "orphan_calls", "orphan_results", "orphan_handles"]
     ].to_dict("index"),
 )
-record("ours_fits", {"runs": len(ours), "closed_fits": int(ours.closed_fits.sum())})
+record(
+    "ours_fits",
+    {
+        "runs": len(ours),
+        "closed_fits": int(ours.closed_fits.sum()),
+        "cut_to_system": int((~ours.conversation.astype(bool)).sum()),
+    },
+)
 Markdown(notes.logs_note(summary_logs, ours))
+
+# %% [markdown]
+# ### Logs the generator did not write
+#
+# The complete logs of the hand-written corpus in `data/logs/heldout` (its README says who wrote them and how; `expected.csv` gives each file's exit code), each in the wire format it was written in, trimmed the same way. langchain-core's `trim_messages` runs on the ones it reads: the LangChain dumps, and the OpenAI messages through its own `convert_to_messages`.
+
+# %%
+held = compare.heldout_side_by_side(compare.heldout_logs(f"../{compare.HELDOUT}"))
+write_csv(held, f"{RESULTS_DIR}/closure_logs_heldout.csv", float_format="%.6f")
+summary_held = compare.orphan_summary(held)
+show_table(summary_held)
+record(
+    "logs_heldout", summary_held[["runs", "runs_with_orphans", "cut_to_system"]].to_dict("index")
+)
+Markdown(notes.heldout_note(summary_held, held.log.nunique()))
 
 # %% [markdown]
 # ## Where ours differ from the note

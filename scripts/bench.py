@@ -14,7 +14,13 @@
 - closure check (load + replay through the gate at budget 400 + report) of a 10^2..10^5-span
   tool-call log (target at 10^5: <= 5 s), the plain check of 10^5 spans and of 30,000 spans each
   naming a different undefined handle, one closure scan against r retained spans, and the
-  closure-safe trim (relevance) of a simulated agent's OpenAI log of 458 and 4,594 messages.
+  closure-safe trim (relevance) of a simulated agent's OpenAI log of 458 and 4,594 messages;
+- agent logs (issue 21): `closure check` and `closure trim` (both strategies, 10 % of the tokens)
+  of OpenAI logs of 10^4 and 10^5 messages, load and write included (target: relevance at 10^5
+  <= 15 s), and our `trim_messages` beside langchain-core's on the same 10^5 LangChain message
+  objects with the same counter (langchain-core's count_tokens_approximately), strategy "last",
+  at 1, 10 and 50 % of the tokens, for polls that reach far back and polls that reach a few
+  rounds back (target: ours no slower).
 
 - scale: one retention step at N = 10^4, 10^5, 10^6 (d = 384, |E| = N) beside the least-work
   floor measured in the same rounds (one float32 mat-vec + one argpartition for the head; the
@@ -189,6 +195,77 @@ def bench_closure() -> None:
             report(
                 f"closure trim --strategy relevance, {len(log.messages):,} messages to {budget:,} tokens (median)",
                 med,
+            )
+
+
+def bench_logs() -> None:
+    """Agent logs (issue 21): `closure check` and `closure trim` (both strategies) on OpenAI logs
+    of 10^4 and 10^5 messages (load, work, write), and our `trim_messages` beside langchain-core's
+    on the same LangChain message objects, same counter (its count_tokens_approximately), strategy
+    "last", budgets of 1, 10 and 50 % of the tokens, for a log whose polls reach far back and one
+    whose polls reach a few rounds back: median of 3 runs, interleaved."""
+    from workbench.closure import loggen, logs, trim
+
+    with tempfile.TemporaryDirectory() as d:
+        for n in (10_000, 100_000):
+            path, out = Path(d) / f"log{n}.json", Path(d) / f"trim{n}.json"
+            logs.save(loggen.render(loggen.long_conversation(n), "openai"), path)
+            t0 = time.perf_counter()
+            log = logs.load(path)
+            rep = logs.check(log)
+            report(
+                f"closure check, OpenAI log of {len(log.messages):,} messages",
+                time.perf_counter() - t0,
+                None,
+                f"({'closed' if rep.closed else 'OPEN'})",
+            )
+            budget = sum(logs.approx_tokens(m) for m in log.messages) // 10
+            for strategy in trim.STRATEGIES:
+                t0 = time.perf_counter()
+                t = trim.trim_log(logs.load(path), budget, strategy=strategy)
+                logs.save(t.output, out)
+                report(
+                    f"closure trim --strategy {strategy}, {len(log.messages):,} messages, 10 %",
+                    time.perf_counter() - t0,
+                    15.0 if strategy == "relevance" and n == 100_000 else None,
+                    f"(kept {len(t.kept):,}, {'closed' if t.report.closed else 'OPEN'})",
+                )
+    try:
+        from langchain_core.messages import messages_from_dict
+        from langchain_core.messages import trim_messages as lc_trim
+        from langchain_core.messages.utils import count_tokens_approximately
+    except ImportError:
+        print("(langchain-core not installed: no side-by-side with trim_messages)")
+        return
+    from workbench.closure.compare import langchain_counter
+
+    for reach in ("uniform", "recent"):
+        conv = loggen.long_conversation(100_000, reach=reach)
+        msgs = messages_from_dict(json.loads(json.dumps(loggen.render(conv, "langchain"))))
+        total = count_tokens_approximately(msgs)
+        for frac in (0.01, 0.1, 0.5):
+            budget, theirs, ours = int(total * frac), [], []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                a = lc_trim(
+                    msgs,
+                    max_tokens=budget,
+                    strategy="last",
+                    token_counter=count_tokens_approximately,
+                    include_system=True,
+                )
+                t1 = time.perf_counter()
+                b = trim.trim_messages(msgs, budget, counter=langchain_counter)
+                theirs.append(t1 - t0)
+                ours.append(time.perf_counter() - t1)
+            them, us = statistics.median(theirs), statistics.median(ours)
+            label = f"{len(msgs):,} LangChain messages, polls reach {reach}, {frac:.0%}"
+            report(f"trim_messages (langchain-core), {label}", them, None, f"(kept {len(a):,})")
+            report(  # the target: no slower than langchain-core's, in the same run
+                f"trim_messages (ours), {label}",
+                us,
+                round(them, 3),
+                f"(kept {len(b):,}; {us / them:.2f}x langchain-core's time)",
             )
 
 
@@ -382,6 +459,7 @@ def main() -> int:
         return 0 if all(r["passed"] is not False for r in RESULTS) else 1
     if "--closure" in sys.argv:
         bench_closure()
+        bench_logs()
         return 0 if all(r["passed"] is not False for r in RESULTS) else 1
     if "--explorer" in sys.argv:
         bench_explorer("lexical")
@@ -425,6 +503,7 @@ def main() -> int:
     report("recall grid, 25 cells x 300 episodes x 2 query forms", time.perf_counter() - t0)
 
     bench_closure()
+    bench_logs()
     bench_scale()
     bench_cold()
 

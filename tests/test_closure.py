@@ -561,7 +561,8 @@ def test_the_committed_notebook_records_what_the_issue_asks():
     }
     logs = rec["logs"]
     assert logs["closure-safe (ours)"]["runs_with_orphans"] == 0
-    assert rec["ours_fits"]["closed_fits"] == rec["ours_fits"]["runs"]
+    fits = rec["ours_fits"]  # every trim found a closed window, or said nothing fits
+    assert fits["closed_fits"] + fits["cut_to_system"] == fits["runs"]
     assert logs["langchain (documented)"]["orphan_handles"] > 0
     for name in ("closure_timeline", "closure_outcomes"):
         assert (ROOT / "figures" / f"{name}.svg").stat().st_size > 1000

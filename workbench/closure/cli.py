@@ -159,7 +159,8 @@ def cmd_trim(args) -> int:
     fmt = _format(args.log, args.format)
     if fmt == "workbench":
         raise C.SpanError(
-            "closure trim takes an agent log (OpenAI, Anthropic or LangChain JSON)", path=args.log
+            "closure trim takes an agent log (OpenAI chat or Responses, Anthropic or LangChain JSON)",
+            path=args.log,
         )
     log = L.load(args.log, fmt)
     t = trim_log(
@@ -169,8 +170,14 @@ def cmd_trim(args) -> int:
         strategy=args.strategy,
         patterns=_patterns(args),
     )
-    L.save(t.output, args.out)
     print(f"log {args.log}: {log.format}, {len(log.messages)} messages; budget {args.max_tokens}")
+    if not t.conversation:
+        print(
+            f"NOTHING FITS: at {args.max_tokens} tokens no message besides the system prompt "
+            "fits (the last user turn with what it needs does not); nothing written"
+        )
+        return 1
+    L.save(t.output, args.out)
     print(
         f"kept {len(t.kept)} messages, {t.tokens} tokens (approx.), {len(t.tombstones)} "
         f"tombstones{': ' + ', '.join(t.tombstones) if t.tombstones else ''}"
@@ -178,11 +185,6 @@ def cmd_trim(args) -> int:
     print(*t.report.lines(), sep="\n")
     if t.over_budget:
         print(f"OVER BUDGET by {t.over_budget} tokens: no closed window fits {args.max_tokens}")
-    elif not t.conversation:
-        print(
-            f"NOTHING FITS: at {args.max_tokens} tokens no message besides the system prompt "
-            "fits (the last user turn with what it needs does not)"
-        )
     print(f"wrote {args.out}")
     return 0 if t.fits else 1
 
@@ -232,7 +234,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "--definition-re",
             type=regex((1,)),
             default=None,
-            help='group 1 is the handle (default: a JSON key "id" or "<name>_id" holding one)',
+            help='span windows: group 1 is the handle (default: a JSON key "id" or "<name>_id" '
+            "holding one); in an agent log every message but the assistant's defines the "
+            "handles it holds",
         )
         c.add_argument(
             "--tombstone-re", type=regex((1,)), default=None, help="group 1 is the handle"
@@ -245,7 +249,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.add_argument(
         "window",
         help="window JSONL (one span a line, optional score / pinned) or an agent log "
-        "(OpenAI, Anthropic or LangChain JSON)",
+        "(OpenAI chat or Responses, Anthropic or LangChain JSON)",
     )
     c.add_argument(
         "--budget",
@@ -265,7 +269,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     t = sub.add_parser("trim", help="trim an agent log closure-safely to a token budget")
-    t.add_argument("log", help="an agent log (OpenAI, Anthropic or LangChain JSON)")
+    t.add_argument(
+        "log", help="an agent log (OpenAI chat or Responses, Anthropic or LangChain JSON)"
+    )
     t.add_argument(
         "--max-tokens", type=number("budget"), required=True, help="budget (approximate tokens)"
     )

@@ -5,13 +5,15 @@ the LangChain rows are skipped, and `langchain_available()` says so."""
 
 from __future__ import annotations
 
+import csv
 import json
+from pathlib import Path
 
 import pandas as pd
 
 from workbench.closure import loggen
 from workbench.closure.agent import episode_log
-from workbench.closure.logs import FORMATS, Log, approx_tokens, check, read
+from workbench.closure.logs import FORMATS, Log, approx_tokens, check, load, read
 from workbench.closure.spans import CLOSURE_PATTERNS
 from workbench.closure.trim import trim_log
 
@@ -86,15 +88,9 @@ def keep_last(log: Log, budget: int) -> list[int]:
 
 
 def _langchain(log: Log, budget: int, settings: dict) -> list[int]:
-    from langchain_core.messages import messages_from_dict, trim_messages
-    from langchain_core.messages.utils import count_tokens_approximately
+    from langchain_core.messages import messages_from_dict
 
-    msgs = messages_from_dict([m.raw for m in log.messages])
-    out = trim_messages(
-        msgs, max_tokens=budget, token_counter=count_tokens_approximately, **settings
-    )
-    where = {id(m): i for i, m in enumerate(msgs)}
-    return sorted(where[id(m)] for m in out if id(m) in where)
+    return _langchain_objects(messages_from_dict([m.raw for m in log.messages]), budget, settings)
 
 
 def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
@@ -117,12 +113,79 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
                     _row(*args, "closure-safe (ours)", list(t.kept), patterns)
                     | {
                         "tombstones": len(t.tombstones),
-                        "closed_fits": t.over_budget == 0 and t.report.closed,
+                        "closed_fits": t.fits,  # closed, within the budget, a conversation kept
                         "tokens_kept": t.tokens,
                         **t.report.counts(),  # the output, tombstones included
                     }
                 )
     return pd.DataFrame(rows)
+
+
+HELDOUT = "data/logs/heldout"  # hand-written logs in four wire formats, with expected.csv
+
+
+def heldout_logs(folder) -> list[tuple[str, Log]]:
+    """(file name, log) of the complete logs (expected exit 0) of the hand-written corpus."""
+    folder = Path(folder)
+    with (folder / "expected.csv").open(encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["exit"] == "0"]
+    return [(r["file"], load(folder / r["file"])) for r in rows]
+
+
+def _langchain_messages(log: Log):
+    """The log as LangChain message objects, by langchain-core's own conversion (LangChain dumps
+    and OpenAI chat messages), or None where it has none or it fails (Anthropic, Responses)."""
+    from langchain_core.messages import convert_to_messages, messages_from_dict
+
+    raws = [m.raw for m in log.messages]
+    try:
+        if log.format == "langchain":
+            return messages_from_dict(raws)
+        if log.format == "openai":
+            return convert_to_messages(raws)
+    except (TypeError, ValueError, KeyError, NotImplementedError):
+        return None
+    return None
+
+
+def heldout_side_by_side(logs, fractions=FRACTIONS) -> pd.DataFrame:
+    """The side-by-side on logs the generator did not write, each in the format it was written
+    in: keep-last-N and ours on every log; langchain-core's `trim_messages` (both settings) on
+    the logs it reads (LangChain dumps; OpenAI messages through its `convert_to_messages`)."""
+    rows = []
+    for name, log in logs:
+        total = sum(approx_tokens(m) for m in log.messages)
+        lc_msgs = _langchain_messages(log) if langchain_available() else None
+        for f in fractions:
+            budget = max(int(total * f), 1)
+            args = (name, "hand-written (data/logs/heldout)", log, f, budget)
+            rows.append(_row(*args, "keep last N", keep_last(log, budget), CLOSURE_PATTERNS))
+            if lc_msgs is not None:
+                for label, kw in LC_SETTINGS.items():
+                    kept = _langchain_objects(lc_msgs, budget, kw)
+                    rows.append(_row(*args, label, kept, CLOSURE_PATTERNS))
+            t = trim_log(log, budget)
+            rows.append(
+                _row(*args, "closure-safe (ours)", list(t.kept), CLOSURE_PATTERNS)
+                | {
+                    "tombstones": len(t.tombstones),
+                    "closed_fits": t.fits,
+                    "tokens_kept": t.tokens,
+                    **t.report.counts(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _langchain_objects(msgs, budget: int, settings: dict) -> list[int]:
+    from langchain_core.messages import trim_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    out = trim_messages(
+        msgs, max_tokens=budget, token_counter=count_tokens_approximately, **settings
+    )
+    where = {id(m): i for i, m in enumerate(msgs)}
+    return sorted(where[id(m)] for m in out if id(m) in where)
 
 
 def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -147,3 +210,20 @@ def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
         )
         .astype({"runs_with_orphans": int, "cut_to_system": int})
     )
+
+
+def langchain_counter(message) -> int:
+    """langchain-core's `count_tokens_approximately` as a trim counter: a message read from
+    LangChain objects is counted as LangChain counts it; a message of another kind (a
+    `messages_to_dict` entry, a tombstone preamble) as the LangChain message it stands for."""
+    from langchain_core.messages import SystemMessage, messages_from_dict
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    raw = message.raw
+    if isinstance(raw, dict) and "data" in raw:
+        raw = messages_from_dict([raw])[0]
+    elif raw is None or isinstance(raw, dict):
+        raw = SystemMessage(message.text) if message.role == "system" else None
+    if raw is None:
+        raise TypeError("langchain_counter counts LangChain messages (objects or dicts)")
+    return count_tokens_approximately([raw])

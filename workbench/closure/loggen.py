@@ -53,9 +53,14 @@ def to_anthropic(conv) -> dict:
     system, msgs = None, []
 
     def push(role, blocks):
-        # one message a step (the API combines consecutive same-role turns), except that an
-        # assistant's text and its tool calls share a message
-        msgs.append({"role": role, "content": blocks})
+        # turns alternate: consecutive same-role steps share one turn (a turn's tool_result
+        # blocks first), so an assistant's text and its tool calls share a message
+        if msgs and msgs[-1]["role"] == role:
+            merged = msgs[-1]["content"] + blocks
+            merged.sort(key=lambda b: b["type"] != "tool_result")
+            msgs[-1]["content"] = merged
+        else:
+            msgs.append({"role": role, "content": blocks})
 
     for step in conv:
         kind = step[0]
@@ -121,7 +126,44 @@ def to_langchain(conv) -> list[dict]:
     return out
 
 
-RENDER = {"openai": to_openai, "anthropic": to_anthropic, "langchain": to_langchain}
+def to_responses(conv) -> list[dict]:
+    """An OpenAI Responses API input item list."""
+    out = []
+
+    def parts(kind, text):
+        return [{"type": kind, "text": text}]
+
+    for step in conv:
+        kind = step[0]
+        if kind == "system":
+            out.append({"type": "message", "role": "system", "content": step[1]})
+        elif kind == "user":
+            out.append({"type": "message", "role": "user", "content": parts("input_text", step[1])})
+        elif kind == "assistant" or kind == "calls" and step[1]:
+            text = parts("output_text", step[1])
+            out.append({"type": "message", "role": "assistant", "content": text})
+        if kind == "calls":
+            out += [
+                {"type": "function_call", "call_id": c, "name": n, "arguments": json.dumps(a)}
+                for c, n, a in step[2]
+            ]
+        elif kind == "results":
+            for cid, res in step[1]:
+                output = (
+                    [{"type": "input_text", "text": b["text"]} for b in res]
+                    if isinstance(res, list)
+                    else _result_text(res)
+                )
+                out.append({"type": "function_call_output", "call_id": cid, "output": output})
+    return out
+
+
+RENDER = {
+    "openai": to_openai,
+    "anthropic": to_anthropic,
+    "langchain": to_langchain,
+    "responses": to_responses,
+}
 
 
 def render(conv, format: str):
@@ -380,3 +422,40 @@ HANDWRITTEN = {
         ("assistant", "Escalated TCK-4821 to engineering with the export log attached."),
     ],
 }
+
+
+# --- long logs for timing --------------------------------------------------------------------
+
+
+def long_conversation(n_messages: int, seed: int = 0, reach: str = "uniform") -> list:
+    """A conversation of about `n_messages` messages for scaling runs, O(1) work a message: a
+    user request, two parallel submits whose results define job ids, a poll naming one of them
+    or, three times in ten, an older job: any earlier one (`reach="uniform"`: definitions far
+    back, the costly case for a trim) or one a few rounds back (`"recent"`, geometric, mean 10)."""
+    if reach not in ("uniform", "recent"):
+        raise ValueError(f"reach must be 'uniform' or 'recent', got {reach!r}")
+    import numpy as np
+
+    rng = np.random.default_rng([seed, 21])
+    conv = [("system", SYSTEM)]
+    jobs: list[str] = []
+    r, n = 0, 1
+    while n < n_messages:
+        conv.append(("user", f"Round {r}: submit the {r % 7} and {r % 11} refreshes and poll one."))
+        a, b = f"job_{2 * r:06x}", f"job_{2 * r + 1:06x}"
+        calls = [(f"call_{r}_s{k}", "submit", {"task": f"refresh_{(r + k) % 13}"}) for k in (0, 1)]
+        conv.append(("calls", "", calls))
+        conv.append(
+            ("results", [(calls[0][0], {"job_id": a, "state": "queued"})]),
+        )
+        conv.append(("results", [(calls[1][0], {"job_id": b, "state": "queued"})]))
+        jobs += [a, b]
+        back = int(rng.integers(len(jobs))) if reach == "uniform" else int(rng.geometric(0.05))
+        old = jobs[max(len(jobs) - 1 - back, 0)] if rng.random() < 0.3 else a
+        conv.append(("calls", "", [(f"call_{r}_p", "poll", {"job_id": old})]))
+        conv.append(
+            ("results", [(f"call_{r}_p", {"state": "running", "pct": int(rng.integers(100))})])
+        )
+        conv.append(("assistant", f"Round {r}: both submitted; {old} is running."))
+        r, n = r + 1, n + 7
+    return conv

@@ -91,34 +91,43 @@ class GatedManager(RelevanceManager):
         """Closure-respecting eviction, O(r log r): a unit (a call with its binding answer) becomes
         evictable once no retained unit outside it needs a member; lowest best-member score first,
         below the threshold until the target, then any until the window is within capacity."""
+        need_soft, need_hard = self._needs(target)
+        if max(need_soft, need_hard) <= 0:
+            return []  # nothing to free (a throttled window under capacity): nothing to build
         score, cost, needs, unit = self.score, self.index.cost, self.index.needs, self.index.unit
         inW = self.retained
         members: dict[int, list[int]] = {}
         uscore: dict[int, float] = {}
         ucost: dict[int, int] = {}
+        upre: dict[int, set] = {}
+        needed_by: dict[int, int] = {}
+        linked = []  # (unit, the positions its member needs)
         for i in W:
             u = unit[i]
-            if u in members:
-                members[u].append(i)
-                uscore[u] = max(uscore[u], score[i])
-                ucost[u] += cost[i]
+            ms = members.get(u)
+            if ms is None:
+                members[u], uscore[u], ucost[u], needed_by[u] = [i], score[i], cost[i], 0
             else:
-                members[u], uscore[u], ucost[u] = [i], score[i], cost[i]
-        needed_by = dict.fromkeys(members, 0)
-        upre: dict[int, set] = {}
-        for i in W:
+                ms.append(i)
+                if score[i] > uscore[u]:
+                    uscore[u] = score[i]
+                ucost[u] += cost[i]
             if needs[i]:
-                u = unit[i]
-                for p in needs[i]:
-                    if p in inW and unit[p] != u:
-                        pre = upre.setdefault(u, set())
-                        if unit[p] not in pre:
-                            pre.add(unit[p])
-                            needed_by[unit[p]] += 1
+                linked.append((u, needs[i]))
+        for u, ps in linked:
+            for p in ps:
+                if p in inW:
+                    v = unit[p]
+                    if v != u:
+                        pre = upre.get(u)
+                        if pre is None:
+                            pre = upre[u] = set()
+                        if v not in pre:
+                            pre.add(v)
+                            needed_by[v] += 1
         fixed = {unit[i] for i in self.pins if i in inW}
         heap = [(uscore[u], u) for u, c in needed_by.items() if c == 0 and u not in fixed]
         heapq.heapify(heap)
-        need_soft, need_hard = self._needs(target)
         out, freed, goal = [], 0, max(need_soft, need_hard)
         while heap and freed < goal:
             s, u = heapq.heappop(heap)

@@ -188,8 +188,9 @@ def logs_note(summary: pd.DataFrame, ours: pd.DataFrame) -> str:
     last, keep = s["langchain (last, include_system)"], s["keep last N"]
     return (
         f"On {len(ours)} trimmed logs, ours left {o['runs_with_orphans']} with an orphan "
-        f"({o['tombstones']} handles tombstoned instead), and a closed window fit every budget in "
-        f"{int(ours.closed_fits.sum())} of them. langchain-core's documented setting left "
+        f"({o['tombstones']} handles tombstoned instead); a closed window within the budget, "
+        f"with a conversation in it, was found in {int(ours.closed_fits.sum())} of them. "
+        "langchain-core's documented setting left "
         f"orphaned handles in {lc['runs_with_orphans']} of {lc['runs']} runs ({lc['orphan_handles']} "
         "handles: a kept call names a job, run, order or file whose defining result was "
         f"trimmed); without `start_on` it left {last['orphan_results']} orphaned tool results. "
@@ -206,6 +207,30 @@ def logs_note(summary: pd.DataFrame, ours: pd.DataFrame) -> str:
             else "."
         )
     )
+
+
+def heldout_note(summary: pd.DataFrame, logs: int) -> str:
+    """The side-by-side on the hand-written corpus, from its orphan summary."""
+    s = summary.to_dict("index")
+    o, keep = s["closure-safe (ours)"], s["keep last N"]
+    out = (
+        f"On the {logs} complete hand-written logs ({o['runs']} trims), ours left "
+        f"{o['runs_with_orphans']} with an orphan ({o['tombstones']} tombstones) and cut "
+        f"{o['cut_to_system']} to the system prompt, each time saying so (not even the last user "
+        f"turn fit); keep-last-N orphaned something in {keep['runs_with_orphans']} and cut "
+        f"{keep['cut_to_system']}."
+    )
+    if "langchain (documented)" in s:
+        lc, last = s["langchain (documented)"], s["langchain (last, include_system)"]
+        out += (
+            f" On the {lc['runs']} trims langchain-core reads (LangChain dumps, and OpenAI "
+            f"messages through its own `convert_to_messages`), its documented setting orphaned "
+            f"something in {lc['runs_with_orphans']} and cut {lc['cut_to_system']} to the system "
+            f"prompt; plain `last` orphaned something in {last['runs_with_orphans']} "
+            f"({last['orphan_results']} results, {last['orphan_handles']} handles). These logs "
+            "are short (4 to 8 messages), so a tenth of their tokens rarely holds a whole turn."
+        )
+    return out
 
 
 def boundary_note(boundary: pd.DataFrame) -> str:

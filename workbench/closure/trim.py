@@ -1,26 +1,35 @@
 """A closure-safe trimmer for agent message logs.
 
-`trim_log` keeps the system message and the newest turns (or the most relevant ones) that fit a
-token budget, and never leaves a reference dangling: a call and its results are one block, kept or
-dropped together; a kept block brings back every block defining a handle it names (to a fixpoint);
-when a definition does not fit, the handle gets the note's typed tombstone
-`{"evicted_ref": h, "recoverable": true}` in the system preamble instead. What cannot fit at all
-is reported (`over_budget`, `fits`), never silent. `trim_messages` takes and returns plain lists of
-dicts (an Anthropic request body stays a body), or LangChain message objects.
+`trim_log` keeps the system message, the last turn a person wrote (with what it needs) and then
+the newest turns (or the most relevant ones) that fit a token budget, and never leaves a
+reference dangling: a call and its results are one block, kept or dropped together (a Responses
+`reasoning` item goes with the item after it); a kept block brings back the blocks holding the
+nearest earlier definition of every handle it names (to a fixpoint); when a definition does not
+fit, the handle gets the note's typed tombstone `{"evicted_ref": h, "recoverable": true}` in the
+system preamble instead, priced by the same token counter as the messages. A handle the log never
+defined gets no tombstone (nothing was evicted). What cannot fit is reported (`over_budget`,
+`conversation`, `fits`), never silent. The output has the shape that was read (see `readers`).
+
+Linear in the log: one pass to index handles and blocks, O(a block and its handles) per candidate.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from workbench.closure.logs import Log, LogReport, Message, approx_tokens, check, read, write
-from workbench.closure.spans import CLOSURE_PATTERNS, SpanIndex
+from workbench.closure.logtypes import text_of
+from workbench.closure.readers import READERS
+from workbench.closure.spans import CLOSURE_PATTERNS
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
+from workbench.common.io import paused_gc
 
 STRATEGIES = ("last", "relevance")
+NEVER = 1 << 62  # no kept message: later than any position
 
 
 def tombstone(handle: str) -> dict:
@@ -30,13 +39,13 @@ def tombstone(handle: str) -> dict:
 
 @dataclass(frozen=True, repr=False)
 class Trimmed:
-    """A trimmed log: kept message indices, tombstones, the output in the log's format, tokens."""
+    """A trimmed log: kept message indices, tombstones, the output in the log's shape, tokens."""
 
     log: Log
     kept: tuple[int, ...]
     tombstones: tuple[str, ...]  # handles
     output: object
-    tokens: int  # counted on the output
+    tokens: int  # counted on the output, by the trim's counter
     budget: int
     report: LogReport  # closure of the output
 
@@ -63,75 +72,150 @@ class Trimmed:
         )
 
 
-def _blocks(log: Log) -> list[list[int]]:
-    """A message with tool calls and every message answering them (and, through a message that
-    both answers and calls, the whole chain) form one block; other messages stand alone."""
-    parent = list(range(len(log.messages)))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    call_msg = {cid: m.index for m in log.messages for cid, _ in m.calls}
-    for m in log.messages:
+def blocks_of(log: Log) -> list[list[int]]:
+    """A message with tool calls and every message answering them form one block (a block is a
+    run of messages: results follow their call, and where a format lets other messages come
+    between, those join the block); a Responses `reasoning` item joins the item after it; other
+    messages stand alone. Blocks in log order, one pass."""
+    msgs = log.messages
+    if log.format != "responses":  # the readers checked that results follow their call's turn
+        starts = [m.index for m in msgs if not m.answers] or [0]
+        if starts[0] != 0:
+            starts.insert(0, 0)
+        ends = [*starts[1:], len(msgs)]
+        return [range(a, b) for a, b in zip(starts, ends, strict=True)]
+    out: list[list[int]] = []
+    open_calls: dict[str, int] = {}  # call id -> its block, while unanswered
+    glue = False  # the previous message was a reasoning item: this one joins its block
+    for m in msgs:
+        i = m.index
+        home = None
         for cid in m.answers:
-            if cid in call_msg:
-                a, b = find(m.index), find(call_msg[cid])
-                parent[max(a, b)] = min(a, b)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(log.messages)):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(groups.values())
+            b = open_calls.pop(cid, None)
+            if b is not None and (home is None or b < home):
+                home = b
+        if home is not None:
+            if len(out) - 1 > home:  # messages between a call and its result join it
+                while len(out) - 1 > home:
+                    out[home].extend(out.pop(home + 1))
+                for c, cb in open_calls.items():
+                    open_calls[c] = min(cb, home)
+            out[home].append(i)
+            b = home
+        elif glue:
+            out[-1].append(i)
+            b = len(out) - 1
+        else:
+            out.append([i])
+            b = len(out) - 1
+        if m.calls:
+            for cid, _ in m.calls:
+                open_calls[cid] = b
+        raw = m.raw
+        glue = isinstance(raw, dict) and raw.get("type") == "reasoning"
+    return out
 
 
-class _Dangling:
-    """The handles a growing kept set names but neither defines nor tombstones (what
-    `SpanIndex.report(...).orphans` lists), kept up to date as spans join: asking what a candidate
-    would leave dangling costs O(the candidate's spans), not O(everything kept)."""
+class _Open:
+    """The handles a growing kept set leaves dangling (a kept message names a handle the whole
+    log defines earlier, and no kept message defines it before that one) and the tokens their
+    tombstones add, kept up to date as blocks join: asking what a candidate would add costs
+    O(the candidate's handles), whatever has been kept."""
 
-    def __init__(self, index: SpanIndex, always: range):
-        self.index = index
-        self.cover: set[str] = set()  # handles a kept span defines or tombstones
-        self.handles: set[str] = set()
-        self.add(always)
+    def __init__(self, handles, needed, tcost):
+        self.h, self.needed, self.tcost = handles, needed, tcost
+        self.min_def: dict[str, int] = {x: -1 for x in handles.pre_defs | handles.pre_tombs}
+        self.min_ref: dict[str, int] = {}
+        self.cost = 0
+        self.count = 0
 
-    def _new(self, positions) -> tuple[set, set]:
-        ix = self.index
-        covered, named = set(), set()
+    def _touch(self, positions):
+        md, mr = {}, {}
         for i in positions:
-            covered |= ix.defs[i] | ix.tombs[i]
-            named |= ix.refs[i]
-        return covered, named
+            for x in self.h.defs[i]:
+                if i < md.get(x, self.min_def.get(x, NEVER)):
+                    md[x] = i
+            for x in self.h.tombs[i]:
+                if i < md.get(x, self.min_def.get(x, NEVER)):
+                    md[x] = i
+            for x, _ in self.needed[i]:
+                if i < mr.get(x, self.min_ref.get(x, NEVER)):
+                    mr[x] = i
+        return md, mr
 
-    def _after(self, covered: set, named: set) -> set:
-        out = self.handles - covered
-        out.update(h for h in named if h not in covered and h not in self.cover)
-        return out
+    def _delta(self, md, mr):
+        dc = dn = 0
+        for x in md.keys() | mr.keys():
+            r0, d0 = self.min_ref.get(x, NEVER), self.min_def.get(x, NEVER)
+            r1, d1 = mr.get(x, r0), md.get(x, d0)
+            was, now = r0 < d0, r1 < d1
+            if was != now:
+                dc += self.tcost(x) if now else -self.tcost(x)
+                dn += 1 if now else -1
+        return dc, dn
 
-    def if_added(self, positions) -> set:
-        return self._after(*self._new(positions))
+    def if_added(self, positions) -> tuple[int, int]:
+        """(tombstone tokens, tombstones) with `positions` kept too."""
+        dc, dn = self._delta(*self._touch(positions))
+        return self.cost + dc, self.count + dn
 
     def add(self, positions) -> None:
-        covered, named = self._new(positions)
-        self.handles = self._after(covered, named)
-        self.cover |= covered
+        md, mr = self._touch(positions)
+        dc, dn = self._delta(md, mr)
+        self.cost += dc
+        self.count += dn
+        self.min_def.update(md)
+        self.min_ref.update(mr)
 
 
-def _is_human(m: Message) -> bool:
-    """A message a person wrote: a user turn that is not a tool result."""
-    return m.role == "user" and not m.answers
+def _dangling(log: Log, handles, needed, kept_msgs) -> list[str]:
+    """The exact tombstone set of a kept set: handles a kept message names, that the log defines
+    earlier, and that no earlier kept message (or the top-level system) defines."""
+    defined = set(handles.pre_defs | handles.pre_tombs)
+    out = set()
+    for i in kept_msgs:
+        for x, _ in needed[i]:
+            if x not in defined:
+                out.add(x)
+        defined.update(handles.defs[i])
+        defined.update(handles.tombs[i])
+    return sorted(out)
 
 
-def _output_tokens(log: Log, out, counter) -> int:
-    """Tokens of a written log, by the counter, read back in the same format (the Anthropic
-    top-level system counted as one more message)."""
-    back = read(out, log.format)
-    total = sum(counter(m) for m in back.messages)
-    if back.format == "anthropic" and back.system is not None:
-        total += counter(Message(-1, "system", json.dumps(back.system)))
+def output_tokens(log: Log, out, kept, cost, counter) -> int:
+    """Tokens of a written log by the counter: kept messages written unchanged cost what they
+    cost before; a changed or new message (a system message carrying tombstones, merged turns) is
+    read back alone and counted; a top-level system counts as one more system message."""
+    items = (
+        out if isinstance(out, list) else out[log.key] if isinstance(out.get(log.key), list) else []
+    )
+    ids = {id(o) for o in items}
+    total = sum(cost[i] for i in kept if id(log.messages[i].raw) in ids)
+    unchanged = {id(log.messages[i].raw) for i in kept}
+    fresh = [o for o in items if id(o) not in unchanged]
+    if fresh:
+        total += sum(counter(m) for m in READERS[log.format](fresh).messages)
+    top = None
+    if isinstance(out, dict):
+        top = out.get("system") if log.format == "anthropic" else out.get("instructions")
+    if top is not None:
+        total += counter(Message(-1, "system", text_of(top, None, "system")))
     return total
+
+
+class _Lazy:
+    """Values computed on first use, by index."""
+
+    __slots__ = ("f", "v")
+
+    def __init__(self, f):
+        self.f, self.v = f, {}
+
+    def __getitem__(self, i):
+        v = self.v.get(i)
+        if v is None:
+            v = self.v[i] = self.f(i)
+        return v
 
 
 def trim_log(
@@ -150,133 +234,156 @@ def trim_log(
     strategy 'last' keeps the newest blocks that fit, as a contiguous suffix; 'relevance' walks the
     blocks by lexical relevance to `goal` (default: the last user message), newest first on ties,
     skipping a block that does not fit. `start_on_user` (default: Anthropic only, which requires
-    it) drops leading kept blocks until the first non-system message is a user message."""
+    it) drops leading kept blocks until the first non-system message is a user message. `counter`
+    prices a `Message` (the default is langchain-core's approximate rule); tombstones are priced
+    by it too."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    with paused_gc():  # many small objects: the collector's passes would cost as much again
+        return _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_user, goal)
+
+
+def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_user, goal):
     if start_on_user is None:
         start_on_user = log.format == "anthropic"
     msgs = log.messages
-    index = SpanIndex(patterns).extend(log.spans())
-    blocks = _blocks(log)
-    block_of = {i: b for b, members in enumerate(blocks) for i in members}
-    cost = [counter(m) for m in msgs]
-    bcost = [sum(cost[i] for i in members) for members in blocks]
-    # block -> blocks it needs: the definers of the handles its messages name
-    bneeds = [
-        sorted(
-            {
-                block_of[p]
-                for i in members
-                for p in index.needs[i]
-                if p < len(msgs) and block_of[p] != b
-            }
-        )
-        for b, members in enumerate(blocks)
-    ]
-    system = {b for b, members in enumerate(blocks) if msgs[members[0]].role == "system"}
-    tomb_cost = {}  # handle -> tokens its tombstone adds to the system preamble
+    handles = log.handles(patterns)
+    blocks = blocks_of(log)
+    sizes = np.fromiter((len(members) for members in blocks), dtype=np.int64, count=len(blocks))
+    block_of = np.repeat(np.arange(len(blocks)), sizes).tolist()
+    # per message: (handle, its nearest earlier definition) for each handle it names that the
+    # log defines earlier: what keeping the message needs
+    if strategy == "relevance":
+        handles.scan_all()  # every block is a candidate: scan everything in one pass
+    needed = _Lazy(handles.needed)  # per message: (handle, its nearest earlier definition)
 
-    def tcost(h):
-        if h not in tomb_cost:
-            tomb_cost[h] = math.ceil((len(json.dumps(tombstone(h))) + 1) / 4) + 1
-        return tomb_cost[h]
+    # a block that cannot be closed whatever is kept (a call the log never answers, a handle no
+    # earlier message defines) is never kept: the output of a trim always checks closed
+    def unclosable(b) -> bool:
+        members = blocks[b]
+        calls = {cid for i in members for cid, _ in msgs[i].calls}
+        if calls and calls - {cid for i in members for cid in msgs[i].answers}:
+            return True  # a call's results are in its block, or nowhere
+        return any(len(needed[i]) < len(handles.refs[i]) for i in members)
 
-    sys_overhead = 0 if (keep_system and system) or log.system is not None else 4
+    bad = _Lazy(unclosable)
+    # tokens are counted when a message is first considered ('last' looks at the newest only)
+    cost = _Lazy(lambda i: counter(msgs[i]))
+    bcost = _Lazy(lambda b: sum(cost[i] for i in blocks[b]))
+    empty = counter(Message(-1, "system", ""))
+    tomb_cost: dict[str, int] = {}
 
-    def dangling(kept_blocks) -> set:
-        kept_msgs = sorted(i for b in kept_blocks for i in blocks[b])
-        return set(index.report(kept_msgs + list(range(len(msgs), len(index)))).orphans)
+    def tcost(x: str) -> int:
+        if x not in tomb_cost:
+            line = json.dumps(tombstone(x))
+            tomb_cost[x] = max(counter(Message(-1, "system", line)) - empty, 1) + 1
+        return tomb_cost[x]
 
-    fixed = counter(Message(-1, "system", json.dumps(log.system))) if log.system else 0
-    kept = set(system) if keep_system else set()
-    open_handles = _Dangling(index, range(len(msgs), len(index)))  # spans past the messages stay
-    open_handles.add([i for b in kept for i in blocks[b]])
-    kept_cost = sum(bcost[b] for b in kept)
+    system = [b for b, members in enumerate(blocks) if msgs[members[0]].role == "system"]
+    has_preamble = (keep_system and system) or log.system is not None
+    if log.format == "anthropic" and log.body is None:
+        has_preamble = True  # the note goes into the first user turn
+    new_preamble = 0 if has_preamble else empty + 1
+    fixed = counter(Message(-1, "system", log.system_text())) if log.system is not None else 0
+    kept: set[int] = set(system) if keep_system else set()
+    added: list[set[int]] = []  # blocks in the order they were kept (the system first)
+    opened = _Open(handles, needed, tcost)
+    opened.add([i for b in kept for i in blocks[b]])
+    kept_cost = sum(bcost[b] for b in kept) + fixed
 
     def total_with(new_blocks) -> int:
-        """Tokens of the kept set plus `new_blocks` (not yet kept), its tombstones included."""
-        d = open_handles.if_added([i for b in new_blocks for i in blocks[b]])
-        extra = sum(bcost[b] for b in new_blocks)
-        return kept_cost + extra + sum(tcost(h) for h in d) + (sys_overhead if d else 0) + fixed
+        tc, tn = opened.if_added([i for b in new_blocks for i in blocks[b]])
+        return kept_cost + sum(bcost[b] for b in new_blocks) + tc + (new_preamble if tn else 0)
 
     def keep(new_blocks) -> None:
         nonlocal kept_cost
-        open_handles.add([i for b in new_blocks for i in blocks[b]])
+        opened.add([i for b in new_blocks for i in blocks[b]])
         kept_cost += sum(bcost[b] for b in new_blocks)
         kept.update(new_blocks)
+        added.append(set(new_blocks))
 
-    def closure_of(b) -> set:
-        """The block with every block it needs, to a fixpoint."""
-        want, stack = {b}, [b]
+    def closure_of(b, room: int) -> set | None:
+        """The block with the blocks holding what it needs, to a fixpoint; None once it costs
+        more than `room` tokens (it cannot fit)."""
+        want, stack, spent = {b}, [b], bcost[b]
         while stack:
-            for p in bneeds[stack.pop()]:
-                if p not in want and p not in kept:
-                    want.add(p)
-                    stack.append(p)
+            for i in blocks[stack.pop()]:
+                for x, p in needed[i]:
+                    if p < 0 or opened.min_def.get(x, NEVER) < i:
+                        continue  # defined by the preamble, or by a kept message before
+                    q = block_of[p]
+                    if q not in want and q not in kept and not bad[q]:
+                        want.add(q)
+                        stack.append(q)
+                        spent += bcost[q]
+                        if spent > room:
+                            return None
         return want
+
+    def try_keep(b) -> bool:
+        room = max_tokens - kept_cost
+        want = closure_of(b, room)
+        if want is not None and total_with(want) <= max_tokens:
+            keep(want)
+            return True
+        if want != {b} and total_with({b}) <= max_tokens:
+            keep({b})  # the block alone: tombstones for what it needs
+            return True
+        return False
 
     # the last turn a person wrote is the request: kept first (with what it needs) whenever it
     # fits, so a trim keeps a conversation and an Anthropic log still starts on a user message
-    humans = [b for b, members in enumerate(blocks) if _is_human(msgs[members[0]])]
-    if humans and humans[-1] not in kept:
-        want = closure_of(humans[-1]) - kept
-        if total_with(want) <= max_tokens:
-            keep(want)
+    humans = [b for b, members in enumerate(blocks) if msgs[members[0]].role == "user"]
+    if humans and humans[-1] not in kept and not bad[humans[-1]]:
+        try_keep(humans[-1])
     if strategy == "last":
-        order = [b for b in range(len(blocks) - 1, -1, -1) if b not in kept]
+        order = range(len(blocks) - 1, -1, -1)
     else:
         enc = get_encoder("lexical")
-        users = [m for m in msgs if m.role == "user" and not m.answers]
+        users = [m for m in msgs if m.role == "user"]
         goal = goal or (users[-1].text if users else "")
         q = enc([goal])[0]
-        e = enc([msgs[b[0]].text + " " + " ".join(msgs[i].text for i in b[1:]) for b in blocks])
+        e = enc([" ".join(msgs[i].text for i in members) for members in blocks])
         rel = (e @ q).tolist()
-        order = sorted(
-            (b for b in range(len(blocks)) if b not in kept), key=lambda b: (-rel[b], -b)
-        )
+        order = sorted(range(len(blocks)), key=lambda b: (-rel[b], -b))
     for b in order:
-        if b in kept:
+        if b in kept or bad[b]:
             continue
-        # the block with every block it needs (to a fixpoint), else the block alone (tombstones)
-        want = closure_of(b)
-        if total_with(want - kept) <= max_tokens:
-            keep(want - kept)
-        elif want != {b} and total_with({b} - kept) <= max_tokens:
-            keep({b} - kept)
-        elif strategy == "last":
+        if not try_keep(b) and strategy == "last":
             break  # the newest turns, contiguous
     if start_on_user:
         rest = sorted(b for b in kept if b not in system)
         while rest and msgs[blocks[rest[0]][0]].role != "user":
             kept.discard(rest.pop(0))
-    kept_msgs = tuple(sorted(i for b in kept for i in blocks[b]))
-    tombs = tuple(sorted(dangling(kept)))
-    out = write(log, kept_msgs, [tombstone(h) for h in tombs])
-    back = read(out, log.format)
+
+    def finish():
+        kept_msgs = tuple(sorted(i for b in kept for i in blocks[b]))
+        tombs = tuple(_dangling(log, handles, needed, kept_msgs))
+        out = write(log, kept_msgs, [tombstone(x) for x in tombs])
+        return kept_msgs, tombs, out, output_tokens(log, out, kept_msgs, cost, counter)
+
+    kept_msgs, tombs, out, tokens = finish()
+    # the plan prices tombstones by the counter one at a time: if the written preamble costs more,
+    # give back the blocks kept last until it fits (rare, and a few tokens)
+    while tokens > max_tokens and added:
+        kept.difference_update(added.pop())
+        kept_msgs, tombs, out, tokens = finish()
     return Trimmed(
         log,
         kept_msgs,
         tombs,
         out,
-        _output_tokens(log, out, counter),
+        tokens,
         max_tokens,
-        check(back, patterns=patterns),
+        check(log, kept_msgs, patterns=patterns, tombstones=tombs),
     )
 
 
 def trim_messages(messages, max_tokens: int, *, format: str | None = None, **kw):
-    """Trim plain message dicts (OpenAI / Anthropic / LangChain dicts; format detected unless
-    given), or LangChain message objects when langchain-core is installed; returns the same kind."""
-    lc = (
-        isinstance(messages, list)
-        and messages
-        and type(messages[0]).__module__.startswith("langchain_core")
-    )
-    if lc:
-        from langchain_core.messages import messages_from_dict, messages_to_dict
-
-        out = trim_log(read(messages_to_dict(messages), "langchain"), max_tokens, **kw).output
-        return messages_from_dict(out)
-    return trim_log(read(messages, format), max_tokens, **kw).output
+    """Trim plain message dicts (OpenAI / Responses / Anthropic / LangChain dicts; format detected
+    unless given), or LangChain message objects; returns the same kind, in the same shape."""
+    with paused_gc():
+        log = read(messages, format)
+    return trim_log(log, max_tokens, **kw).output

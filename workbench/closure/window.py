@@ -318,7 +318,10 @@ class RelevanceManager:
         score, cost = self.score, self.index.cost
         # lowest first; among equal scores the later span goes first, as the note's
         # sorted(..., reverse=True) keeps the earlier of two ties
-        cand = sorted((i for i in W if i not in self.pins), key=lambda i: (score[i], -i))
+        pins = self.pins
+        cand = [i for i in W if i not in pins] if pins else list(W)
+        cand.sort(reverse=True)  # two C-level sorts: by -i, then (stable) by score
+        cand.sort(key=score.__getitem__)
         return _walk(cand, score, cost, *self._needs(target), self.threshold), None
 
     def _margin(self, W, evict, unit_score=None) -> float | None:

@@ -16,7 +16,6 @@ import ctypes
 import errno
 import gc
 import json
-import math
 import os
 import re
 import shutil
@@ -27,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
+from workbench.common.strictjson import strict_json
 
 
 class InputError(ValueError):
@@ -354,107 +353,11 @@ def write_csv_set(
 
 # --- reading: bytes decoded line by line, bounded JSON ---------------------------------------
 
-MAX_JSON_DEPTH = 100  # deeper JSON is an error (Python's parser would hit its recursion limit)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = "a string holds a lone surrogate (\\ud800-\\udfff), which is not text"
-
-
-class _NotANumber:
-    """Stands in for NaN, Infinity or an overflowing number while parsing, so the error can
-    name the field that holds it."""
-
-    def __init__(self, what: str):
-        self.what = what
-
-
-_not_numbers = 0  # how many _NotANumber markers the decoder below has made (only grows)
-
-
-def _constant(name: str) -> _NotANumber:
-    global _not_numbers
-    _not_numbers += 1
-    return _NotANumber(f"{name} is not a JSON number")
-
-
-def _number(text: str):
-    global _not_numbers
-    v = float(text)
-    if math.isfinite(v):
-        return v
-    _not_numbers += 1
-    return _NotANumber(f"number {text[:20]} is out of range")
-
-
-# one decoder, built once (json.loads with hooks would build one per call)
-_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_number)
-
-
-def _depth(text: str) -> int:
-    """How deep arrays and objects nest in a JSON text (brackets inside strings ignored)."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return 0  # cannot be deeper than the number of openers
-    brackets = re.sub(r"[^\[\]{}]", "", _STRING.sub("", text)).encode()
-    b = np.frombuffer(brackets, dtype=np.uint8)
-    if not len(b):
-        return 0
-    step = np.where((b == ord("[")) | (b == ord("{")), 1, -1)
-    return int(np.cumsum(step).max())
-
-
-def _bad_value(obj) -> tuple[str, str] | None:
-    """(field path, what is wrong) of the first value that is not JSON: a NaN/Infinity marker,
-    or a string (or key) that is not valid Unicode (a lone surrogate)."""
-    stack = [(obj, "")]
-    while stack:
-        o, w = stack.pop()
-        if isinstance(o, _NotANumber):
-            return w or "(top level)", o.what
-        if isinstance(o, str):
-            try:
-                o.encode("utf-8")
-            except UnicodeEncodeError:
-                return w or "(top level)", _SURROGATE
-        elif isinstance(o, list):
-            stack += [(v, f"{w}[{i}]") for i, v in reversed(list(enumerate(o)))]
-        elif isinstance(o, dict):
-            for k, v in reversed(list(o.items())):
-                kw = f"{w}.{k}" if w else str(k)
-                try:
-                    k.encode("utf-8")
-                except UnicodeEncodeError:
-                    return f"{kw!r} (the key)", _SURROGATE
-                stack.append((v, kw))
-    return None
-
 
 def parse_json(text: str, error: type[InputError] = InputError, path=None, line=None):
     """Parse one JSON text strictly: depth <= MAX_JSON_DEPTH, no NaN/Infinity, no over-long
     numbers, no lone surrogates; anything else raises `error` naming path, line (and field)."""
-    too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    before = _not_numbers
-    try:
-        obj = _DECODER.decode(text)
-    except json.JSONDecodeError as e:
-        at = f"column {e.colno}" if line is not None else f"line {e.lineno} column {e.colno}"
-        msg = e.msg.removesuffix(" at")  # 'Unterminated string starting at' + ' at line ...'
-        raise error(f"invalid JSON ({msg} at {at})", path=path, line=line) from None
-    except RecursionError:  # deeper than the parser goes (about 1000 levels)
-        raise error(too_deep, path=path, line=line) from None
-    except ValueError as e:  # e.g. an integer longer than Python converts (4300 digits)
-        msg = str(e)
-        if "digits" in msg:
-            msg = "a number has too many digits"
-        raise error(f"invalid JSON ({msg})", path=path, line=line) from None
-    if _depth(text) > MAX_JSON_DEPTH:  # valid JSON, so the string-skipping scan is exact
-        raise error(too_deep, path=path, line=line)
-    if _not_numbers != before or (
-        ("\\ud" in text or "\\uD" in text) and _SURROGATE_ESCAPE.search(text)
-    ):  # NaN, Infinity, 1e999 or a lone surrogate: find the value and name its field
-        bad = _bad_value(obj)
-        if bad is not None:
-            raise error(bad[1], path=path, line=line, field=bad[0])
-    return obj
+    return strict_json(text, error, path, line)
 
 
 def _decode(raw: bytes, error, path, line) -> str:

@@ -1,0 +1,81 @@
+"""The hand-written log corpus (data/logs/heldout, four wire formats, written from the providers'
+documented formats, not by the generator): every file gets the exit code its row in expected.csv
+says, a rejection is one line naming the message and the field, and every trim of a log that
+reads keeps its shape, a conversation and closure."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main as workbench_main
+from workbench.closure import logs, trim
+
+CORPUS = Path(__file__).resolve().parents[1] / "data/logs/heldout"
+ROWS = list(csv.DictReader((CORPUS / "expected.csv").open(encoding="utf-8")))
+READABLE = [r for r in ROWS if r["exit"] != "2"]
+
+
+def test_the_corpus_covers_every_format_and_case():
+    files = {p.name for p in CORPUS.glob("*.json")}
+    assert files == {r["file"] for r in ROWS}
+    for fmt in logs.FORMATS:
+        cases = {r["case"] for r in ROWS if r["format"] == fmt}
+        assert {"complete", "orphaned call", "orphaned handle"} <= cases, fmt
+        assert {"order", "mixed formats"} & cases and cases & {"duplicate", "unknown id"}, fmt
+    assert {"empty", "malformed"} <= {r["case"] for r in ROWS}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+def test_check_gives_each_log_its_exit_code(row, capsys):
+    path = CORPUS / row["file"]
+    assert workbench_main(["closure", "check", str(path)]) == int(row["exit"])
+    out, err = capsys.readouterr()
+    if row["exit"] == "2":
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and row["file"] in lines[0], lines
+        if row["case"] not in ("empty", "malformed"):
+            assert "message " in lines[0] and "field '" in lines[0], lines
+    else:
+        assert f": {row['format']}," in out  # the format was detected
+        assert ("closure: OK" in out) == (row["exit"] == "0")
+
+
+@pytest.mark.parametrize("row", READABLE, ids=[r["file"] for r in READABLE])
+@pytest.mark.parametrize("strategy", trim.STRATEGIES)
+def test_every_trim_keeps_shape_conversation_and_closure(row, strategy, tmp_path, capsys):
+    path = CORPUS / row["file"]
+    source = json.loads(path.read_text(encoding="utf-8"))
+    log = logs.load(path)
+    total = sum(logs.approx_tokens(m) for m in log.messages)
+    human = [m for m in log.messages if m.role == "user"][-1]
+    systems = [m for m in log.messages if m.role == "system"]
+    if log.system is not None:  # a top-level system prompt, counted as one more message
+        systems.append(logs.Message(-1, "system", log.system_text()))
+    floor = sum(logs.approx_tokens(m) for m in [*systems, human])
+    for frac in (0.3, 0.6, 1.0):
+        budget = max(int(total * frac), 1)
+        out = tmp_path / f"{frac}.json"
+        code = workbench_main(
+            ["closure", "trim", str(path), "--max-tokens", str(budget), "--strategy", strategy,
+             "--out", str(out)]
+        )  # fmt: skip
+        said = capsys.readouterr().out
+        if "NOTHING FITS" in said:  # only when the last user turn cannot fit; nothing written
+            assert code == 1 and not out.exists() and floor > budget - len(systems) * 8
+            continue
+        trimmed = json.loads(out.read_text(encoding="utf-8"))
+        assert type(trimmed) is type(source)
+        if isinstance(source, dict):  # a body keeps every other key
+            extra = {"system", "instructions"}
+            assert {k: v for k, v in trimmed.items() if k not in extra | {log.key}} == {
+                k: v for k, v in source.items() if k not in extra | {log.key}
+            }
+        back = logs.read(trimmed, log.format)
+        assert any(m.role != "system" for m in back.messages)
+        assert workbench_main(["closure", "check", str(out)]) == 0, (frac, said)
+        capsys.readouterr()
+        assert code == 0

@@ -1,0 +1,442 @@
+"""Agent logs in their wire formats, read as `Message`s and written back in the shape they came in.
+
+Formats (each fixture under tests/fixtures/logs is written from the provider's documented wire
+format):
+
+- `openai`: chat completions, a message list or a request body `{"model", "messages", ...}`:
+  `assistant.tool_calls[]` of type `function` (`function.name / arguments`) or `custom`
+  (`custom.name / input`), `tool` messages with `tool_call_id`; the legacy
+  `assistant.function_call` answered by a `function` message; `developer` counts as system.
+- `anthropic`: Messages, a request body `{"system"?, "messages", ...}` or its list: `tool_use`
+  blocks `{id, name, input}`, `tool_result` blocks `{tool_use_id, content}` in the next user turn.
+- `langchain`: `messages_to_dict` output `[{"type", "data"}]` (ai, human, system, tool, function,
+  chat and their chunk types), or LangChain message objects.
+- `responses`: the OpenAI Responses API, an item list or a request body `{"input", ...}`:
+  `message` items, `function_call` / `custom_tool_call` items with `call_id`, their `*_output`
+  items, `reasoning` items; any other `*_call` item with a `call_id` pairs with its `*_call_output`.
+
+`workbench.closure.rules` checks what makes a log no valid request, each as one error naming
+the message and the field: a call id used twice, a second result for a call, a result for an id no call has, a result
+before its call, the provider's order rules (OpenAI: a call's results right after it; Anthropic:
+a user turn first, turns alternating, every `tool_result` in the user turn right after its
+`tool_use`, before any other block of that turn), and a log that mixes formats.
+"""
+
+from __future__ import annotations
+
+import json
+
+from workbench.closure.logtypes import Log, Message, err, text_of
+
+FORMATS = ("openai", "anthropic", "langchain", "responses")
+LC_TYPES = {
+    "ai": "assistant",
+    "AIMessageChunk": "assistant",
+    "human": "user",
+    "HumanMessageChunk": "user",
+    "system": "system",
+    "SystemMessageChunk": "system",
+    "tool": "tool",
+    "ToolMessageChunk": "tool",
+    "function": "function",
+    "FunctionMessageChunk": "function",
+    "chat": "chat",
+    "ChatMessageChunk": "chat",
+}
+CHAT_ROLES = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+}
+RESPONSES_MESSAGE_ROLES = ("user", "assistant", "system", "developer")
+
+
+def _need(obj, key, kind, index, fld=None):
+    if not isinstance(obj, dict) or key not in obj:
+        raise err("missing required field", index, fld or key)
+    if not isinstance(obj[key], kind):
+        name = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise err(f"must be a {name}", index, fld or key)
+    return obj[key]
+
+
+def _body(obj, key):
+    """(body or None, the message list) of a request body or a bare list."""
+    if isinstance(obj, dict):
+        return obj, _need(obj, key, list, None)
+    if not isinstance(obj, list):
+        raise err(f"expected a list of messages or a request body with '{key}'")
+    return None, obj
+
+
+class _Legacy:
+    """Calls without ids (OpenAI's legacy `function_call`): each gets the id `function_call@i`
+    and is answered by the next function result."""
+
+    def __init__(self):
+        self.open: list[str] = []
+
+    def call(self, i: int) -> str:
+        cid = f"function_call@{i}"
+        self.open.append(cid)
+        return cid
+
+    def answer(self, i: int, fld: str) -> str:
+        if not self.open:
+            raise err(
+                "a function result with no function_call before it (a result for an unknown call)",
+                i,
+                fld,
+            )
+        return self.open.pop(0)
+
+
+def read_openai(obj) -> Log:
+    """OpenAI chat completions (a list or a request body)."""
+    body, messages = _body(obj, "messages")
+    out, legacy = [], _Legacy()
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise err("must be an object", i)
+        role = _need(m, "role", str, i)
+        if role not in ("system", "developer", "user", "assistant", "tool", "function"):
+            raise err(f"unknown role {role!r}", i, "role")
+        calls, args = [], []
+        for k, tc in enumerate(m.get("tool_calls") or []):
+            cid = _need(tc, "id", str, i, f"tool_calls[{k}].id")
+            kind = tc.get("type", "function")
+            if kind not in ("function", "custom"):
+                raise err(f"unknown tool call type {kind!r}", i, f"tool_calls[{k}].type")
+            fn = _need(tc, kind, dict, i, f"tool_calls[{k}].{kind}")
+            name = _need(fn, "name", str, i, f"tool_calls[{k}].{kind}.name")
+            key = "arguments" if kind == "function" else "input"
+            a = fn.get(key) or ""
+            if not isinstance(a, str):
+                raise err("must be a string", i, f"tool_calls[{k}].{kind}.{key}")
+            calls.append((cid, name))
+            args.append(a)
+        if isinstance(m.get("function_call"), dict) and role == "assistant":
+            fc = m["function_call"]
+            calls.append((legacy.call(i), _need(fc, "name", str, i, "function_call.name")))
+            args.append(fc.get("arguments") or "")
+        answers = []
+        if role == "tool":
+            answers = [_need(m, "tool_call_id", str, i)]
+        elif role == "function":
+            _need(m, "name", str, i)
+            answers = [legacy.answer(i, "name")]
+        text = "\n".join(x for x in [text_of(m.get("content"), i, "content"), *args] if x)
+        kind = {"developer": "system", "function": "tool"}.get(role, role)
+        out.append(Message(i, kind, text, calls, answers, m))
+    return Log("openai", out, body=body)
+
+
+def read_anthropic(obj) -> Log:
+    """Anthropic Messages (a request body or its message list)."""
+    body, messages = _body(obj, "messages")
+    system = body.get("system") if body is not None else None
+    if system is not None:
+        text_of(system, None, "system")
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise err("must be an object", i)
+        role = _need(m, "role", str, i)
+        if role not in ("user", "assistant"):
+            raise err(f"must be 'user' or 'assistant', got {role!r}", i, "role")
+        content = _need(m, "content", (str, list), i)
+        calls, answers = [], []
+        for k, b in enumerate(content if isinstance(content, list) else []):
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                calls.append(
+                    (
+                        _need(b, "id", str, i, f"content[{k}].id"),
+                        _need(b, "name", str, i, f"content[{k}].name"),
+                    )
+                )
+            elif isinstance(b, dict) and b.get("type") == "tool_result":
+                answers.append(_need(b, "tool_use_id", str, i, f"content[{k}].tool_use_id"))
+        kind = "tool" if role == "user" and answers else role
+        out.append(Message(i, kind, text_of(content, i, "content"), calls, answers, m))
+    return Log("anthropic", out, system, body)
+
+
+def _lc_call(tc, i, where: str):
+    """(id, name, argument text) of a LangChain tool call or tool-call chunk (the slow path,
+    which names what is wrong)."""
+    if not isinstance(tc, dict) or not isinstance(tc.get("id"), str):
+        raise err("missing required field" if not isinstance(tc, dict) or "id" not in tc
+                  else "must be a str", i, f"{where}.id")  # fmt: skip
+    if not isinstance(tc.get("name"), str):
+        raise err("missing required field" if "name" not in tc else "must be a str", i,
+                  f"{where}.name")  # fmt: skip
+    a = tc.get("args", {})
+    return tc["id"], tc["name"], a if isinstance(a, str) else repr(a)
+
+
+def read_langchain(dicts) -> Log:
+    """LangChain `messages_to_dict` output, or LangChain message objects (read through their
+    fields, without a dump: one pass, no copy; the common shapes on a short path)."""
+    if not isinstance(dicts, list):
+        raise err("a LangChain dump is a list of {type, data} objects")
+    out, legacy = [], _Legacy()
+    append = out.append
+    for i, d in enumerate(dicts):
+        data = None if type(d) is dict else getattr(d, "__dict__", None)
+        if data is not None:  # an object: the short path when its shape is the usual one
+            kind, content = data.get("type"), data.get("content")
+            if type(content) is str:
+                if kind == "tool":
+                    cid = data.get("tool_call_id")
+                    if type(cid) is str:
+                        append(Message(i, "tool", content, [], [cid], d))
+                        continue
+                elif kind == "human" or kind == "system":
+                    append(Message(i, "user" if kind == "human" else "system", content, [], [], d))
+                    continue
+                elif kind == "ai" and not data.get("additional_kwargs"):
+                    short = _lc_short_calls(data.get("tool_calls"), content)
+                    if short is not None:
+                        append(Message(i, "assistant", short[1], short[0], [], d))
+                        continue
+        append(_lc_message(i, d, legacy))
+    return Log("langchain", out)
+
+
+def _lc_short_calls(tcs, content: str):
+    """(calls, text) of an AI message whose tool calls are well-formed dicts, else None."""
+    if not tcs:
+        return [], content
+    calls, parts = [], [content] if content else []
+    for tc in tcs:
+        if type(tc) is not dict:
+            return None
+        cid, name, a = tc.get("id"), tc.get("name"), tc.get("args")
+        if type(cid) is not str or type(name) is not str:
+            return None
+        calls.append((cid, name))
+        parts.append(a if type(a) is str else repr(a if a is not None else {}))
+    return calls, "\n".join(x for x in parts if x)
+
+
+def _lc_message(i: int, d, legacy: _Legacy) -> Message:
+    """One LangChain message, every shape (dumps and objects), naming what is wrong."""
+    if isinstance(d, dict):
+        pre = "data."
+        kind = _need(d, "type", str, i)
+        data = _need(d, "data", dict, i)
+    else:
+        pre, kind, data = "", getattr(d, "type", None), getattr(d, "__dict__", None) or {}
+    role = LC_TYPES.get(kind)
+    if role is None:
+        raise err(f"unknown message type {kind!r}", i, "type")
+    if role == "chat":
+        r = _need(data, "role", str, i, f"{pre}role")
+        if r not in CHAT_ROLES:
+            raise err(f"unknown chat role {r!r}", i, f"{pre}role")
+        role = CHAT_ROLES[r]
+    calls, parts = [], []
+    content = data.get("content")
+    if isinstance(content, str):
+        if content:
+            parts.append(content)
+    else:
+        parts.append(text_of(content, i, f"{pre}content"))
+    if role == "assistant":
+        tcs = data.get("tool_calls") or []
+        key = "tool_calls"
+        if not tcs and data.get("tool_call_chunks"):
+            tcs, key = data["tool_call_chunks"], "tool_call_chunks"
+        for k, tc in enumerate(tcs):
+            cid, name, a = _lc_call(tc, i, f"{pre}{key}[{k}]")
+            calls.append((cid, name))
+            parts.append(a)
+        fc = (data.get("additional_kwargs") or {}).get("function_call")
+        if isinstance(fc, dict) and not calls:
+            where = f"{pre}additional_kwargs.function_call.name"
+            calls.append((legacy.call(i), _need(fc, "name", str, i, where)))
+            parts.append(fc.get("arguments") or "")
+    answers = []
+    if role == "tool" and (kind != "chat" or data.get("tool_call_id")):
+        answers = [_need(data, "tool_call_id", str, i, f"{pre}tool_call_id")]
+    elif role == "function":
+        answers, role = [legacy.answer(i, f"{pre}name")], "tool"
+    text = parts[0] if len(parts) == 1 else "\n".join(x for x in parts if x)
+    return Message(i, role, text, calls, answers, d)
+
+
+def read_responses(obj) -> Log:
+    """The OpenAI Responses API: an input item list or a request body `{"input", ...}` (a string
+    input is one user message)."""
+    body, items = obj, obj
+    if isinstance(obj, dict):
+        items = obj.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        elif not isinstance(items, list):
+            raise err(
+                "missing required field" if "input" not in obj else "must be a list or a string",
+                None,
+                "input",
+            )
+    else:
+        body = None
+    system = body.get("instructions") if body is not None else None
+    if system is not None and not isinstance(system, str):
+        raise err("must be a string", None, "instructions")
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise err("must be an object", i)
+        kind = it.get("type", "message")
+        if not isinstance(kind, str):
+            raise err("must be a string", i, "type")
+        calls, answers = [], []
+        if kind == "message":
+            role = _need(it, "role", str, i)
+            if role not in RESPONSES_MESSAGE_ROLES:
+                raise err(f"unknown role {role!r}", i, "role")
+            text = text_of(_need(it, "content", (str, list), i), i, "content")
+            role = "system" if role == "developer" else role
+        elif kind == "reasoning":
+            role = "assistant"
+            text = "\n".join(
+                text_of(it.get(k) or [], i, k) for k in ("summary", "content") if it.get(k)
+            )
+        elif kind.endswith("_call_output"):
+            role = "tool"
+            answers = [_need(it, "call_id", str, i)]
+            out_val = it.get("output", "")
+            text = out_val if isinstance(out_val, str) else text_of(out_val, i, "output")
+        elif kind.endswith("_call"):
+            role = "assistant"
+            text = ""
+            if "call_id" in it:
+                name = it.get("name") if isinstance(it.get("name"), str) else kind
+                if kind in ("function_call", "custom_tool_call"):
+                    name = _need(it, "name", str, i)
+                calls = [(_need(it, "call_id", str, i), name)]
+                a = it.get("arguments", it.get("input", ""))
+                text = a if isinstance(a, str) else json.dumps(a)
+        else:  # other items (web search results, item references ...): carried, not paired
+            role, text = "assistant", ""
+        out.append(Message(i, role, text, calls, answers, it))
+    return Log("responses", out, system, body, key="input")
+
+
+READERS = {
+    "openai": read_openai,
+    "anthropic": read_anthropic,
+    "langchain": read_langchain,
+    "responses": read_responses,
+}
+
+
+# --- detection and mixed formats ----------------------------------------------------------------
+
+
+def dialect(m) -> tuple[str, str] | None:
+    """(format, field) that a message's own keys say it is written in, or None when it could be
+    any (a plain {role, content} chat message)."""
+    if not isinstance(m, dict):
+        return ("langchain", "type") if type(m).__module__.startswith("langchain_core") else None
+    if "data" in m and "type" in m:
+        return "langchain", "type"
+    t = m.get("type")
+    if (
+        isinstance(t, str)
+        and t != "message"
+        and (
+            t in ("reasoning", "item_reference")
+            or t.endswith("_call")
+            or t.endswith("_call_output")
+        )
+    ):
+        return "responses", "type"
+    if t == "message":
+        return "responses", "type"
+    if "tool_calls" in m or "tool_call_id" in m or m.get("role") in ("tool", "function"):
+        return "openai", "tool_calls" if "tool_calls" in m else "role"
+    if "function_call" in m:
+        return "openai", "function_call"
+    c = m.get("content")
+    for k, b in enumerate(c if isinstance(c, list) else []):
+        if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"):
+            return "anthropic", f"content[{k}].type"
+        if isinstance(b, dict) and b.get("type") in ("input_text", "output_text"):
+            return "responses", f"content[{k}].type"
+    return None
+
+
+ANTHROPIC_BODY_KEYS = ("system", "anthropic_version", "stop_sequences", "top_k", "thinking")
+
+
+def detect(obj) -> str:
+    """The format of a decoded log, read from its keys: a body's `input` is the Responses API's;
+    `system`, Anthropic-only body keys or tools with `input_schema` are Anthropic's; otherwise the
+    first message whose keys say so decides; a plain chat without tools reads as OpenAI."""
+    msgs = obj
+    if isinstance(obj, dict):
+        if "input" in obj and "messages" not in obj:
+            return "responses"
+        if "messages" not in obj:
+            raise err("expected a list of messages or a request body with 'messages' or 'input'")
+        tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
+        if any(k in obj for k in ANTHROPIC_BODY_KEYS) or any(
+            isinstance(t, dict) and "input_schema" in t for t in tools
+        ):
+            return "anthropic"
+        msgs = obj["messages"]
+    if not isinstance(msgs, list):
+        raise err("expected a list of messages")
+    for m in msgs:
+        d = dialect(m)
+        if d is not None:
+            return d[0]
+    return "openai"
+
+
+def no_mixing(obj, fmt: str) -> None:
+    """A log read as one format whose message is written in another mixes formats."""
+    msgs = (
+        obj.get("input" if fmt == "responses" else "messages", []) if isinstance(obj, dict) else obj
+    )
+    for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+        if not isinstance(m, dict):  # a LangChain object is LangChain's, but for its content
+            if fmt == "langchain" and isinstance(getattr(m, "content", None), list):
+                _lc_blocks(m.__dict__, i)
+            elif fmt != "langchain":
+                raise err(f"a LangChain message object in a log read as {fmt}", i)
+            continue
+        d = dialect(m)
+        if fmt == "langchain" and d is None and isinstance(m, dict):
+            continue  # the reader names what is missing
+        if d is not None and d[0] != fmt:
+            raise err(
+                f"written in the {d[0]} format in a log read as {fmt}: the log mixes formats",
+                i,
+                d[1],
+            )
+        if fmt == "langchain" and isinstance(m, dict) and isinstance(m.get("data"), dict):
+            _lc_blocks(m["data"], i)
+
+
+def _lc_blocks(data: dict, i: int) -> None:
+    """LangChain keeps an Anthropic model's `tool_use` blocks in the AI message's content beside
+    its `tool_calls`: that is LangChain's own shape. A `tool_result` block, or a `tool_use` the
+    message's tool_calls do not hold, is another format's."""
+    ids = {tc.get("id") for tc in data.get("tool_calls") or [] if isinstance(tc, dict)}
+    c = data.get("content")
+    for k, b in enumerate(c if isinstance(c, list) else []):
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result" or b.get("type") == "tool_use" and b.get("id") not in ids:
+            raise err(
+                f"an Anthropic {b['type']} block in a LangChain message: the log mixes formats",
+                i,
+                f"data.content[{k}].type",
+            )

@@ -1,0 +1,108 @@
+"""Writing a kept subset of an agent log back in the shape it was read: a list stays a list, a
+body keeps every other key, each kept message unchanged except that the typed tombstones join the
+system preamble (and Anthropic turns that a cut makes adjacent are merged, as the API would)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from workbench.closure.logtypes import Log
+
+
+def _append(content, note: str, part: str = "text"):
+    """Content (a string or a list of parts) with the note appended as text."""
+    if isinstance(content, str) and content:
+        return content + "\n" + note
+    if isinstance(content, list):
+        return [*content, {"type": part, "text": note}]
+    return note
+
+
+def _note_in_user_turn(msg: dict, note: str) -> dict:
+    """An Anthropic user turn with the note as a text block after its tool_result blocks."""
+    c = msg["content"]
+    blocks = [{"type": "text", "text": c}] if isinstance(c, str) else list(c)
+    at = 1 + max(
+        (j for j, b in enumerate(blocks) if isinstance(b, dict) and b.get("type") == "tool_result"),
+        default=-1,
+    )
+    return {**msg, "content": [*blocks[:at], {"type": "text", "text": note}, *blocks[at:]]}
+
+
+def _merge_turns(msgs: list) -> list:
+    """Anthropic turns with consecutive same-role turns merged (what the API does with them),
+    so a trimmed log still alternates; a merged user turn keeps its tool_result blocks first."""
+    out = []
+    for m in msgs:
+        if out and out[-1]["role"] == m["role"]:
+            a, b = out[-1]["content"], m["content"]
+            a = [{"type": "text", "text": a}] if isinstance(a, str) else list(a)
+            b = [{"type": "text", "text": b}] if isinstance(b, str) else list(b)
+            merged = a + b
+            merged.sort(key=lambda x: not (isinstance(x, dict) and x.get("type") == "tool_result"))
+            out[-1] = {**out[-1], "content": merged}
+        else:
+            out.append(m)
+    return out
+
+
+def write(log: Log, kept, tombstones=()):
+    """The kept messages in the log's own shape (a list stays a list, a body keeps every other
+    key), each unchanged except that the typed tombstones (one JSON object a line) join the
+    system preamble: the system message, the top-level system or instructions, or a new system
+    message; an Anthropic list without one carries them in its first user turn."""
+    note = "\n".join(json.dumps(t) for t in tombstones)
+    msgs = [log.messages[i].raw for i in sorted(kept)]
+    fmt = log.format
+    if fmt == "anthropic":
+        msgs = _merge_turns(msgs)
+        if log.body is None:
+            if note and msgs:
+                msgs[0] = _note_in_user_turn(msgs[0], note)
+            return msgs
+        body = dict(log.body)
+        if note:
+            body["system"] = _append(log.system, note)
+        body["messages"] = msgs
+        return body
+    if fmt == "langchain":
+        return _write_langchain(msgs, note)
+    if note:
+        first = msgs[0] if msgs else None
+        sysroles = ("system", "developer")
+        if fmt == "responses" and log.body is not None and isinstance(log.system, str):
+            body = {**log.body, "instructions": _append(log.system, note)}
+            return {
+                **body,
+                "input": msgs if isinstance(log.body.get("input"), list) else log.body["input"],
+            }
+        if (
+            isinstance(first, dict)
+            and first.get("role") in sysroles
+            and first.get("type", "message") == "message"
+        ):
+            part = "input_text" if fmt == "responses" else "text"
+            msgs = [{**first, "content": _append(first.get("content"), note, part)}, *msgs[1:]]
+        else:
+            msgs = [{"role": "system", "content": note}, *msgs]
+    if log.body is None:
+        return msgs
+    return {**log.body, log.key: msgs}
+
+
+def _write_langchain(msgs: list, note: str) -> list:
+    if not note:
+        return msgs
+    first = msgs[0] if msgs else None
+    if isinstance(first, dict):
+        if first["type"] in ("system", "SystemMessageChunk"):
+            first = copy.deepcopy(first)
+            first["data"]["content"] = _append(first["data"].get("content"), note)
+            return [first, *msgs[1:]]
+        return [{"type": "system", "data": {"content": note, "type": "system"}}, *msgs]
+    from langchain_core.messages import SystemMessage  # objects in, objects out
+
+    if first is not None and first.type == "system":
+        return [first.model_copy(update={"content": _append(first.content, note)}), *msgs[1:]]
+    return [SystemMessage(note), *msgs]
