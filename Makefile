@@ -3,6 +3,8 @@
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8866
+IP ?= 127.0.0.1
+TOKEN ?=
 
 .PHONY: setup reproduce notebooks test test-fast lint format bench explore app calibrate clean
 
@@ -36,9 +38,10 @@ bench: setup
 explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
 
-# Voila serves notebooks/ offline (the package's `wb` template, no CDN); it prints the two pages.
+# A room: Voila serves the explorer and the workshop only, offline, behind a token (IP=ADDR for the
+# room's Wi-Fi, TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one); it prints the two links.
 app: setup
-	$(BIN)/python -m workbench.explore.app --port $(PORT) notebooks
+	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) $(if $(TOKEN),--token $(TOKEN))
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

@@ -1,6 +1,19 @@
-"""Serve the explorer and the workshop with Voila, offline: `python -m workbench.explore.app [--port N]`
-(`make app`). The browser test and the bench start Voila through `voila_command` too, so every
-page they measure is served the way a workshop room gets it.
+"""Serve the explorer and the workshop with Voila, offline, to a room: `python -m
+workbench.explore.app [--ip ADDR] [--port N] [--token T]` (`make app IP=... TOKEN=...`). The
+browser test and the bench start Voila through `voila_command` too, so every page they measure is
+served the way a workshop room gets it.
+
+Room mode (what `main` serves):
+- only the explorer and the workshop: both are copied into a fresh folder that Voila serves, so
+  no other notebook is listed or runnable, and a kernel's working folder is outside the checkout;
+- a room token (`--token`, else `WORKBENCH_ROOM_TOKEN`, else a random one) through the Jupyter
+  server's own token auth: the links printed carry `?token=...`; a request without it gets the
+  server's login page and starts nothing;
+- a kernel whose page has gone (closed without an unload event, or a plain GET that never opened
+  a websocket) is culled after `cull_after` seconds idle (default 60, checked every 10 s); a page
+  that is open keeps its kernel;
+- cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
+  room opens its pages together).
 
 - template `wb` (package data under workbench/explore/share/jupyter): Voila's lab template without its
   Font Awesome CDN links;
@@ -13,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -57,6 +72,44 @@ def voila_command(target: str | os.PathLike, port: int, ip: str = "127.0.0.1") -
     ]
 
 
+ROOM = ("05_explorer.ipynb", "06_workshop.ipynb")  # what a room is served
+ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
+IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
+
+
+def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
+    """A fresh folder holding copies of the room's notebooks (nothing else is served)."""
+    folder = Path(tempfile.mkdtemp(prefix="wb-room-"))
+    for name in ROOM:
+        shutil.copy2(Path(notebooks) / name, folder / name)
+    return folder
+
+
+def room_token(given: str | None = None) -> str:
+    """The room token: given, else the environment's, else a random one."""
+    return given or os.environ.get(ROOM_TOKEN_ENV) or secrets.token_urlsafe(12)
+
+
+def room_command(
+    folder: str | os.PathLike, port: int, ip: str, token: str, cull_after: int = 60
+) -> list[str]:
+    """The voila command line for a room: token auth, idle kernels culled, long output waits."""
+    return [
+        *voila_command(folder, port, ip),
+        f"--Voila.token={token}",
+        f"--MappingKernelManager.cull_idle_timeout={int(cull_after)}",
+        f"--MappingKernelManager.cull_interval={max(1, min(10, int(cull_after) // 2))}",
+        "--MappingKernelManager.cull_connected=False",
+        f"--NotebookClient.iopub_timeout={IOPUB_TIMEOUT}",
+    ]
+
+
+def room_links(ip: str, port: int, token: str) -> dict[str, str]:
+    host = "127.0.0.1" if ip in ("0.0.0.0", "") else ip
+    base = f"http://{host}:{port}/voila/render"
+    return {Path(n).stem.split("_", 1)[1]: f"{base}/{n}?token={token}" for n in ROOM}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -64,13 +117,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(target, env: dict | None = None, log=None, timeout: float = 120) -> Iterator[str]:
+def serve(
+    target, env: dict | None = None, log=None, timeout: float = 120, command=None
+) -> Iterator[str]:
     """Voila serving `target` on a free 127.0.0.1 port; yields the base URL. The server runs in
-    its own process group and is stopped by that group's id (it and its kernels, nothing else)."""
+    its own process group and is stopped by that group's id (it and its kernels, nothing else).
+    `command(target, port)` builds another voila command line (a room's, say)."""
     port = free_port()
     out = open(log, "w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
-        voila_command(target, port),
+        (command or voila_command)(target, port),
         env=voila_env(env),
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -161,13 +217,25 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m workbench.explore.app", description=__doc__.split("\n")[0]
     )
     ap.add_argument("--port", type=int, default=8866)
-    ap.add_argument("--ip", default="127.0.0.1")
-    ap.add_argument("folder", nargs="?", default=str(NOTEBOOKS))
+    ap.add_argument(
+        "--ip", default="127.0.0.1", help="address to listen on (a LAN address for a room)"
+    )
+    ap.add_argument(
+        "--token", default=None, help=f"room token (default: ${ROOM_TOKEN_ENV}, else random)"
+    )
+    ap.add_argument(
+        "--cull-after",
+        type=int,
+        default=60,
+        help="seconds before an idle kernel whose page is gone is freed",
+    )
     a = ap.parse_args(argv)
-    base = f"http://{a.ip}:{a.port}/voila/render"
-    print(f">> explorer: {base}/05_explorer.ipynb", flush=True)
-    print(f">> workshop: {base}/06_workshop.ipynb", flush=True)
-    cmd = voila_command(a.folder, a.port, a.ip)
+    token = room_token(a.token)
+    folder = room_folder()
+    for name, link in room_links(a.ip, a.port, token).items():
+        print(f">> {name}: {link}", flush=True)
+    print(f">> serving {', '.join(ROOM)} from {folder} (nothing else; token required)", flush=True)
+    cmd = room_command(folder, a.port, a.ip, token, a.cull_after)
     os.execve(cmd[0], cmd, voila_env())
     return 0  # not reached
 

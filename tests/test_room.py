@@ -1,0 +1,115 @@
+"""Room mode (issue 18, first part): `make app` serves only the explorer and the workshop, behind a
+token, with no file written in the checkout, no stylesheet from a CDN, and kernels of pages that
+have gone freed. Plain HTTP against the real server (the browser tests drive the pages)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from workbench.explore import app
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "room-test-token"
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    """(status, final URL, body) of a GET that follows redirects."""
+    try:
+        with urllib.request.urlopen(url, timeout=120) as r:
+            return r.status, r.geturl(), r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, url, e.read().decode("utf-8", "replace")
+
+
+def _kernels(server_pid: int) -> list[int]:
+    """Kernel processes the server started (its children running ipykernel)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == server_pid and b"ipykernel" in cmd:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _checkout_state() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "figures", "data", "notebooks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    before = _checkout_state()
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4)
+    log = tmp_path_factory.mktemp("room") / "voila.log"
+    with app.serve(folder, log=log, command=command) as base:
+        server = next(  # the voila process serving this room's folder
+            int(p.parent.name)
+            for p in Path("/proc").glob("[0-9]*/cmdline")
+            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
+        )
+        yield base, server, folder
+    assert _checkout_state() == before  # nothing written in the checkout
+
+
+def test_the_room_serves_the_two_notebooks_and_nothing_else(room):
+    base, server, folder = room
+    assert sorted(p.name for p in folder.iterdir()) == sorted(app.ROOM)
+    status, _, body = _get(f"{base}?token={TOKEN}")
+    assert status == 200  # the listing is drawn in the page from the served folder (above)
+    assert not re.findall(r"(?:href|src)=\"https?://", body)  # nothing from a CDN on `/`
+    for other in (
+        "01_failure_mode.ipynb",
+        "07_closure.ipynb",
+        "../notebooks/01_failure_mode.ipynb",
+    ):
+        assert _get(f"{base}voila/render/{other}?token={TOKEN}")[0] == 404
+    assert _get(f"{base}api/kernels?token={TOKEN}")[0] == 404
+    assert _kernels(server) == []
+
+
+def test_without_the_token_nothing_starts(room):
+    base, server, _ = room
+    for path in ("", "voila/render/05_explorer.ipynb", "voila/render/06_workshop.ipynb"):
+        status, url, body = _get(f"{base}{path}")
+        assert "/login" in url and "token" in body.lower(), (path, url)
+        assert _get(f"{base}{path}?token=wrong")[1].find("/login") > 0
+    assert _kernels(server) == []
+
+
+def test_a_page_that_never_connects_has_its_kernel_freed(room):
+    """A plain GET executes the notebook in a kernel and never opens its websocket: the kernel
+    is culled once idle (4 s here, 60 s in a room), not kept for the rest of the workshop."""
+    base, server, _ = room
+    status, _, body = _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")
+    assert status == 200 and "Workshop" in body
+    deadline = time.monotonic() + 60
+    seen = _kernels(server)
+    while _kernels(server) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert seen and not _kernels(server), "the kernel of a page that is gone was not freed"
+
+
+def test_the_links_carry_the_token():
+    links = app.room_links("192.168.1.20", 8866, "abc")
+    assert set(links) == {"explorer", "workshop"}
+    assert all(u.startswith("http://192.168.1.20:8866/voila/render/") for u in links.values())
+    assert all(u.endswith("?token=abc") for u in links.values())
+    assert app.room_token("given") == "given" and len(app.room_token()) >= 12
