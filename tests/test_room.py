@@ -90,6 +90,7 @@ def test_without_the_token_nothing_starts(room):
     for path in ("", "voila/render/05_explorer.ipynb", "voila/render/06_workshop.ipynb"):
         status, url, body = _get(f"{base}{path}")
         assert "/login" in url and "token" in body.lower(), (path, url)
+        assert not re.findall(r"(?:src=|<link[^>]*href=)[\"']https?://", body)  # offline
         assert _get(f"{base}{path}?token=wrong")[1].find("/login") > 0
     assert _kernels(server) == []
 
