@@ -253,11 +253,11 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     blocks = blocks_of(log)
     sizes = np.fromiter((len(members) for members in blocks), dtype=np.int64, count=len(blocks))
     block_of = np.repeat(np.arange(len(blocks)), sizes).tolist()
-    # per message: (handle, its nearest earlier definition) for each handle it names that the
-    # log defines earlier: what keeping the message needs
     if strategy == "relevance":
         handles.scan_all()  # every block is a candidate: scan everything in one pass
-    needed = _Lazy(handles.needed)  # per message: (handle, its nearest earlier definition)
+    # per message: (handle, its nearest earlier definition) for each handle it names that the
+    # log defines earlier: what keeping the message needs
+    needed = _Lazy(handles.needed)
 
     # a block that cannot be closed whatever is kept (a call the log never answers, a handle no
     # earlier message defines) is never kept: the output of a trim always checks closed
@@ -288,7 +288,7 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     new_preamble = 0 if has_preamble else empty + 1
     fixed = counter(Message(-1, "system", log.system_text())) if log.system is not None else 0
     kept: set[int] = set(system) if keep_system else set()
-    added: list[set[int]] = []  # blocks in the order they were kept (the system first)
+    added: list[set[int]] = []  # blocks in the order they were kept (the system is not here)
     opened = _Open(handles, needed, tcost)
     opened.add([i for b in kept for i in blocks[b]])
     kept_cost = sum(bcost[b] for b in kept) + fixed
