@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8866
 IP ?= 127.0.0.1
 TOKEN ?=
+SEATS ?= 30
 
 .PHONY: setup reproduce notebooks test test-fast lint format bench explore app calibrate clean
 
@@ -39,9 +40,9 @@ explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
 
 # A room: Voila serves the explorer and the workshop only, offline, behind a token (IP=ADDR for the
-# room's Wi-Fi, TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one); it prints the two links.
+# room's Wi-Fi, TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one; SEATS=30); it prints the two links.
 app: setup
-	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) $(if $(TOKEN),--token $(TOKEN))
+	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN))
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

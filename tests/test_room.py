@@ -114,3 +114,26 @@ def test_the_links_carry_the_token():
     assert all(u.startswith("http://192.168.1.20:8866/voila/render/") for u in links.values())
     assert all(u.endswith("?token=abc") for u in links.values())
     assert app.room_token("given") == "given" and len(app.room_token()) >= 12
+
+
+def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
+    """One seat: while a page holds it, the next page gets the room's "full" page (503) and no
+    kernel starts; once the seat is freed (the first page's kernel culled), a page gets in."""
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, seats=1)
+    with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
+        server = next(
+            int(p.parent.name)
+            for p in Path("/proc").glob("[0-9]*/cmdline")
+            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
+        )
+        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
+        held = _kernels(server)
+        status, _, body = _get(f"{base}voila/render/05_explorer.ipynb?token={TOKEN}")
+        assert status == 503 and "The room is full" in body
+        assert not re.findall(r"(?:src=|<link[^>]*href=)[\"']https?://", body)
+        assert _kernels(server) == held and len(held) == 1
+        deadline = time.monotonic() + 60
+        while _kernels(server) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert _get(f"{base}voila/render/05_explorer.ipynb?token={TOKEN}")[0] == 200

@@ -6,6 +6,8 @@ served the way a workshop room gets it.
 Room mode (what `main` serves):
 - only the explorer and the workshop: both are copied into a fresh folder that Voila serves, so
   no other notebook is listed or runnable, and a kernel's working folder is outside the checkout;
+- at most `--seats` live kernels (default 30); past that a page gets "the room is full" (HTTP 503,
+  the `wb` template's error page) and nothing starts (`workbench.explore.room`);
 - a room token (`--token`, else `WORKBENCH_ROOM_TOKEN`, else a random one) through the Jupyter
   server's own token auth: the links printed carry `?token=...`; a request without it gets the
   server's login page and starts nothing;
@@ -75,6 +77,7 @@ def voila_command(target: str | os.PathLike, port: int, ip: str = "127.0.0.1") -
 ROOM = ("05_explorer.ipynb", "06_workshop.ipynb")  # what a room is served
 ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
+SEATS = 30  # live kernels at most, by default
 
 
 def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
@@ -91,12 +94,21 @@ def room_token(given: str | None = None) -> str:
 
 
 def room_command(
-    folder: str | os.PathLike, port: int, ip: str, token: str, cull_after: int = 60
+    folder: str | os.PathLike,
+    port: int,
+    ip: str,
+    token: str,
+    cull_after: int = 60,
+    seats: int = SEATS,
 ) -> list[str]:
-    """The voila command line for a room: token auth, idle kernels culled, long output waits."""
+    """The voila command line for a room: token auth, at most `seats` kernels (then the room's
+    "full" page), idle kernels of pages that have gone culled, long output waits."""
     return [
         *voila_command(folder, port, ip),
         f"--Voila.token={token}",
+        "--VoilaConfiguration.multi_kernel_manager_class="
+        "workbench.explore.room.SeatedKernelManager",
+        f"--SeatedKernelManager.seats={int(seats)}",
         f"--MappingKernelManager.cull_idle_timeout={int(cull_after)}",
         f"--MappingKernelManager.cull_interval={max(1, min(10, int(cull_after) // 2))}",
         "--MappingKernelManager.cull_connected=False",
@@ -223,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--token", default=None, help=f"room token (default: ${ROOM_TOKEN_ENV}, else random)"
     )
+    ap.add_argument("--seats", type=int, default=SEATS, help="pages (kernels) at most at once")
     ap.add_argument(
         "--cull-after",
         type=int,
@@ -234,8 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     folder = room_folder()
     for name, link in room_links(a.ip, a.port, token).items():
         print(f">> {name}: {link}", flush=True)
-    print(f">> serving {', '.join(ROOM)} from {folder} (nothing else; token required)", flush=True)
-    cmd = room_command(folder, a.port, a.ip, token, a.cull_after)
+    print(
+        f">> serving {', '.join(ROOM)} from {folder} to {a.seats} seats (nothing else; token "
+        "required)",
+        flush=True,
+    )
+    cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats)
     os.execve(cmd[0], cmd, voila_env())
     return 0  # not reached
 
