@@ -71,6 +71,9 @@ ws.part(2)
 # %%
 ws.part(3)
 
+# %% [markdown]
+# ## 4. How many hops keep it? (part of the 20 min)
+
 # %%
 ws.part(4)
 
@@ -85,7 +88,7 @@ ws.score
 #
 # Find a seed where DSGC fails, read its landscape, and explain the failure in one sentence:
 # which block was displaced, by which block, and by what margin? Try the sentence encoder. (The
-# explorer opens on the store of parts 3-4: open it after the reveals.)
+# explorer opens on the store of parts 3-4, once both are revealed.)
 
 # %%
 ws.free_exploration()

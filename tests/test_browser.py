@@ -240,6 +240,7 @@ def test_workshop_predict_reveal_score(app, browser):
     assert not re.search(r"\b[chf]\d+\b", text), "a real block id gives a kind away"
     assert "evicted" not in " ".join(page.locator(".wb-part").all_inner_texts())
     assert "Score: 0 of 0" in page.inner_text(".wb-score")
+    assert "4. How many hops keep it?" in text  # every part has its heading
 
     sim = run_setting(ws.state, policy="similarity")
     names = neutral_ids(sim.scenario)
@@ -255,6 +256,12 @@ def test_workshop_predict_reveal_score(app, browser):
     compare = page.inner_text(".wb-part-2 .wb-compare")
     assert f"smallest λ that keeps the whole chain is {rescue:g}" in compare
     assert "Not this time" in compare
+
+    # the explorer opens on the store of parts 3-4: before their reveals it says so instead
+    page.click(".wb-open-explorer")
+    page.wait_for_selector(".wb-free-note p", timeout=TIMEOUT_MS)
+    assert "Reveal parts 3 and 4 first" in page.inner_text(".wb-free-note")
+    assert "evicted" not in page.inner_text(".wb-free")
 
     hop = run_setting(ws.hop_state)
     hop_names = neutral_ids(hop.scenario)

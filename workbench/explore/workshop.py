@@ -439,12 +439,21 @@ class Workshop:
         return Part("4", q, choices, reveal, self.score)
 
     def free_exploration(self) -> w.VBox:
-        """Part 5: the explorer, opened on request (on part 3's store: opened earlier, its
-        verdict would give part 3 away)."""
+        """Part 5: the explorer, opened on request, on the store of parts 3-4, and only once
+        both are revealed (its verdict would give their answers away)."""
         button = w.Button(description="Open the explorer").add_class("wb-open-explorer")
-        box = w.VBox([button]).add_class("wb-free")
+        note = w.HTML().add_class("wb-free-note")
+        box = w.VBox([button, note]).add_class("wb-free")
 
         def open_explorer(_b=None):
+            left = [p for p in ("3", "4") if p not in self.score.results]
+            if left:
+                note.value = (
+                    f"<p>Reveal part{'s' if len(left) > 1 else ''} {' and '.join(left)} first: "
+                    "the explorer opens on their store, and its verdict would give the answer "
+                    "away.</p>"
+                )
+                return
             box.children = [explorer(self.hop_state, url=False)]
 
         button.on_click(open_explorer)
