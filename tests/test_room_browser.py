@@ -1,0 +1,65 @@
+"""Five pages of a room at once in a real Chromium (issue 18): three explorers and two workshops
+opened together through the room's token links, every page usable (each explorer answers, each
+workshop shows every part, no "model not found"), nothing requested off the machine, and every
+kernel freed once the pages close; the checkout untouched."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+
+import pytest
+from test_browser import TIMEOUT_MS, chromium_path
+from test_room import _checkout_state, _kernels
+
+from workbench.explore import app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+TOKEN = "five-pages"
+NOT_FOUND = "model not found"
+
+
+def test_five_pages_at_once_all_usable_and_freed(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    before = _checkout_state()
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, seats=10)
+    env = dict(os.environ, WORKBENCH_WARM="0")  # these pages never need the sentence model
+    with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
+        server = next(
+            int(p.parent.name)
+            for p in __import__("pathlib").Path("/proc").glob("[0-9]*/cmdline")
+            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
+        )
+        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
+        with sync_playwright() as p:
+            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = app.Recorder(ctx)
+            kinds = ["explorer", "workshop", "explorer", "workshop", "explorer"]
+            pages = [ctx.new_page() for _ in kinds]
+            for page, kind in zip(pages, kinds, strict=True):  # all five arrive together
+                page.goto(links[kind], wait_until="commit", timeout=TIMEOUT_MS)
+            for k, (page, kind) in enumerate(zip(pages, kinds, strict=True)):
+                if os.environ.get("WORKBENCH_SCREENSHOTS"):
+                    page.screenshot(path=f"{os.environ['WORKBENCH_SCREENSHOTS']}/room_{k}.png")
+                if kind == "explorer":
+                    page.wait_for_selector(".wbx .wb-verdict-text", timeout=TIMEOUT_MS)
+                else:
+                    page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+                    for part in "1234":
+                        assert page.locator(f".wb-part-{part} .wb-reveal").count() == 1
+                page.wait_for_timeout(500)
+                assert NOT_FOUND not in page.inner_text("body").lower(), kind
+            assert len(_kernels(server)) == 5
+            assert not rec.offsite(), rec.offsite()
+            assert not [e for e in rec.errors if NOT_FOUND in e.lower()], rec.errors
+            for page in pages:
+                page.close()
+            ctx.close()
+        deadline = time.monotonic() + 60
+        while _kernels(server) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not _kernels(server), "kernels of closed pages were not freed"
+    assert _checkout_state() == before
