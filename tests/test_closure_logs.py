@@ -504,3 +504,51 @@ def _call(cid, name, args):
         "type": "function",
         "function": {"name": name, "arguments": json.dumps(args)},
     }
+
+
+def _tomb_conv():
+    """A submit whose result defines a job, filler, then a poll of the job: a tight trim keeps
+    the poll and must tombstone the job (its definition does not fit)."""
+    return [
+        ("system", "You run jobs."),
+        ("user", "Submit the churn job."),
+        ("calls", "", [("c1", "submit", {"what": "churn"})]),
+        ("results", [("c1", {"job_id": "job_7f3a2c", "state": "queued " * 30})]),
+        ("assistant", "Queued. " * 20),
+        ("user", "Is it done?"),
+        ("calls", "", [("c2", "poll", {"job_id": "job_7f3a2c"})]),
+        ("results", [("c2", {"state": "done"})]),
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-list", "responses-body", "openai", "langchain"])
+def test_a_tombstone_goes_where_the_shape_allows(fmt):
+    """The tombstone lands in the preamble each shape has: an Anthropic message list (no system
+    key) carries it in its first user turn, after any tool_result; a Responses body in its
+    instructions; the shape read comes back and checks closed."""
+    conv = _tomb_conv()
+    if fmt == "anthropic-list":
+        obj = _fresh(conv[1:], "anthropic")["messages"]  # the bare list, no system
+    elif fmt == "responses-body":
+        obj = {
+            "model": "m",
+            "instructions": "You run jobs.",
+            "input": _fresh(conv[1:], "responses"),
+        }
+    else:
+        obj = _fresh(conv, fmt)
+    log = logs.read(obj)
+    budget = sum(logs.approx_tokens(m) for m in log.messages[-3:]) + 40
+    t = trim.trim_log(log, budget)
+    assert t.tombstones == ("job_7f3a2c",) and t.fits, t
+    out = json.loads(json.dumps(t.output))
+    assert type(out) is type(obj)
+    back = logs.read(out, log.format)
+    assert logs.check(back).closed and logs.check(back).tombstoned == ("job_7f3a2c",)
+    if fmt == "anthropic-list":
+        first = out[0]
+        assert first["role"] == "user" and any(
+            '"evicted_ref"' in b.get("text", "") for b in first["content"]
+        )
+    if fmt == "responses-body":
+        assert '"evicted_ref": "job_7f3a2c"' in out["instructions"] and out["model"] == "m"
