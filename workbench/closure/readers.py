@@ -339,6 +339,13 @@ READERS = {
 # --- detection and mixed formats ----------------------------------------------------------------
 
 
+def _anthropic_content(c) -> bool:
+    """Content blocks only Anthropic writes: text, tool_use or tool_result blocks."""
+    return isinstance(c, list) and any(
+        isinstance(b, dict) and b.get("type") in ("text", "tool_use", "tool_result") for b in c
+    )
+
+
 def dialect(m) -> tuple[str, str] | None:
     """(format, field) that a message's own keys say it is written in, or None when it could be
     any (a plain {role, content} chat message)."""
@@ -357,8 +364,8 @@ def dialect(m) -> tuple[str, str] | None:
         )
     ):
         return "responses", "type"
-    if t == "message":
-        return "responses", "type"
+    if t == "message" and not _anthropic_content(m.get("content")):
+        return "responses", "type"  # (an Anthropic response object is a "message" too)
     if "tool_calls" in m or "tool_call_id" in m or m.get("role") in ("tool", "function"):
         return "openai", "tool_calls" if "tool_calls" in m else "role"
     if "function_call" in m:
