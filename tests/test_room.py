@@ -120,7 +120,7 @@ def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
     """One seat: while a page holds it, the next page gets the room's "full" page (503) and no
     kernel starts; once the seat is freed (the first page's kernel culled), a page gets in."""
     folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, seats=1)
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=10, seats=1)
     with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
         server = next(
             int(p.parent.name)
