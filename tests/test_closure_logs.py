@@ -552,3 +552,11 @@ def test_a_tombstone_goes_where_the_shape_allows(fmt):
         )
     if fmt == "responses-body":
         assert '"evicted_ref": "job_7f3a2c"' in out["instructions"] and out["model"] == "m"
+
+
+def test_a_responses_body_with_a_string_input_keeps_it_a_string():
+    """The Responses API takes `input` as a string too: a trim that keeps it writes it back as
+    the string it was (it came back a one-message list)."""
+    body = {"model": "m", "instructions": "Be brief.", "input": "What is 2 + 2?"}
+    t = trim.trim_log(logs.read(body), 1000)
+    assert t.output == body and t.fits

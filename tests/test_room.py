@@ -43,6 +43,15 @@ def _kernels(server_pid: int) -> list[int]:
     return out
 
 
+def _server(folder) -> int:
+    """The voila process serving a room's folder."""
+    return next(
+        int(p.parent.name)
+        for p in Path("/proc").glob("[0-9]*/cmdline")
+        if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
+    )
+
+
 def _checkout_state() -> str:
     return subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all", "figures", "data", "notebooks"],
@@ -60,11 +69,7 @@ def room(tmp_path_factory):
     command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4)
     log = tmp_path_factory.mktemp("room") / "voila.log"
     with app.serve(folder, log=log, command=command) as base:
-        server = next(  # the voila process serving this room's folder
-            int(p.parent.name)
-            for p in Path("/proc").glob("[0-9]*/cmdline")
-            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
-        )
+        server = _server(folder)
         yield base, server, folder
     assert _checkout_state() == before  # nothing written in the checkout
 
@@ -122,11 +127,7 @@ def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
     folder = app.room_folder()
     command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=10, seats=1)
     with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
-        server = next(
-            int(p.parent.name)
-            for p in Path("/proc").glob("[0-9]*/cmdline")
-            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
-        )
+        server = _server(folder)
         assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
         held = _kernels(server)
         status, _, body = _get(f"{base}voila/render/05_explorer.ipynb?token={TOKEN}")

@@ -12,7 +12,7 @@ from functools import partial
 
 import pytest
 from test_browser import TIMEOUT_MS, chromium_path
-from test_room import _checkout_state, _kernels
+from test_room import _checkout_state, _kernels, _server
 
 from workbench.explore import app
 
@@ -32,11 +32,7 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
     command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=10)
     env = dict(os.environ, WORKBENCH_WARM="0")  # these pages never need the sentence model
     with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
-        server = next(
-            int(p.parent.name)
-            for p in __import__("pathlib").Path("/proc").glob("[0-9]*/cmdline")
-            if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
-        )
+        server = _server(folder)
         links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
         with sync_playwright() as p:
             ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))

@@ -72,10 +72,10 @@ def write(log: Log, kept, tombstones=()):
         first = msgs[0] if msgs else None
         sysroles = ("system", "developer")
         if fmt == "responses" and log.body is not None and isinstance(log.system, str):
-            body = {**log.body, "instructions": _append(log.system, note)}
             return {
-                **body,
-                "input": msgs if isinstance(log.body.get("input"), list) else log.body["input"],
+                **log.body,
+                "instructions": _append(log.system, note),
+                "input": _input(log, msgs),
             }
         if (
             isinstance(first, dict)
@@ -88,7 +88,16 @@ def write(log: Log, kept, tombstones=()):
             msgs = [{"role": "system", "content": note}, *msgs]
     if log.body is None:
         return msgs
-    return {**log.body, log.key: msgs}
+    return {**log.body, log.key: _input(log, msgs) if fmt == "responses" else msgs}
+
+
+def _input(log: Log, msgs: list):
+    """A Responses body's input as it was: a string input (read as one user message) stays a
+    string while that message is all there is."""
+    given = log.body.get("input")
+    if isinstance(given, str) and len(msgs) == 1 and msgs[0] is log.messages[0].raw:
+        return given
+    return msgs
 
 
 def _write_langchain(msgs: list, note: str) -> list:
