@@ -12,7 +12,8 @@ Room mode (what `main` serves):
   server's own token auth: the links printed carry `?token=...`; a request without it gets the
   server's login page and starts nothing;
 - a kernel whose page has gone (closed without an unload event, or a plain GET that never opened
-  a websocket) is culled after `cull_after` seconds idle (default 60, checked every 10 s); a page
+  a websocket) is culled after `cull_after` seconds idle (default 45, checked every 10 s: freed within 55 s
+  of its page closing); a page
   that is open keeps its kernel;
 - cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
   room opens its pages together).
@@ -78,6 +79,7 @@ ROOM = ("05_explorer.ipynb", "06_workshop.ipynb")  # what a room is served
 ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
 SEATS = 30  # live kernels at most, by default
+CULL_AFTER = 45  # seconds idle before a kernel whose page is gone is freed (+ a 10 s check)
 
 
 def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
@@ -98,7 +100,7 @@ def room_command(
     port: int,
     ip: str,
     token: str,
-    cull_after: int = 60,
+    cull_after: int = CULL_AFTER,
     seats: int = SEATS,
 ) -> list[str]:
     """The voila command line for a room: token auth, at most `seats` kernels (then the room's
@@ -239,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cull-after",
         type=int,
-        default=60,
+        default=CULL_AFTER,
         help="seconds before an idle kernel whose page is gone is freed",
     )
     a = ap.parse_args(argv)
