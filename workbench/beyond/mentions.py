@@ -112,6 +112,7 @@ _CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
 _CODE = re.compile(
     r"\b([A-Za-z]{1,4})[-_./]?(\d{1,8})\b|\b([A-Z]{1,4}) (\d{1,8})\b|\b(\d{1,6})[-_]?([A-Za-z]{1,2})\b"
 )
+_CAPSID = re.compile(r"\b[A-Z]{1,3}-[A-Z]{2,5}\b")  # letters only, in capitals: 'G-LRKB', 'MP-AUR'
 _HEXID = re.compile(r"\b([a-z]{2,8})[_-]([0-9a-f]{4,})\b", re.I)
 # a compound identifier: parts joined by - _ / with a digit somewhere ('FF_LOGIN_V2',
 # 'ff-login-v2', '77-3019'), or a lowercase path ('rel/stellar'): written without separators
@@ -121,13 +122,27 @@ _UNIT_WORDS = {
     "kilopascals": "kpa", "kpa": "kpa", "percent": "pct", "%": "pct", "gb": "gb", "mb": "mb",
     "ms": "ms", "seconds": "s", "minutes": "min", "hours": "h", "days": "d", "kg": "kg",
 }  # fmt: skip
+_UNIT_AFTER = re.compile(
+    r"\s*(?:" + "|".join(map(re.escape, sorted(_UNIT_WORDS, key=len, reverse=True))) + r")\b", re.I
+)
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 _QUANTITY = re.compile(
     r"\b(\d[\d,]*(?:\.\d+)?)\s*(" + "|".join(map(re.escape, _UNIT_WORDS)) + r")\b", re.I
 )
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+# a number and the word after it: what the number counts or measures, when that word is a unit,
+# a month or a plural ('412 tickets', '58 percent', '3 March', '$950' is 'usd'; not '6 read')
+_COUNTED = re.compile(r"(?:\$\s?\d[\d,]*(?:\.\d+)?()|\b\d[\d,]*(?:\.\d+)?\s*(%|[A-Za-z]{2,}))")
+_MONTHS = frozenset(m.lower() for m in _CALENDAR[7:])
+# a numbered thing: the word before a number names what it numbers ('Unit 3' / 'unit three');
+# with a code's letters between, the two words before it do ('loading sheet LS-88' / 'Loading
+# sheet 88', but not 'clearance level V6' / 'parking level six'); a number with a unit after it
+# is a quantity instead
+_NUMBERED = re.compile(
+    r"\b(?:([A-Za-z]{3,})\s+)?([A-Za-z]{3,})\s+([A-Za-z]{1,4}[-_./]?)?(\d{1,4})\b(?![.,]\d)"
+)
 # a lone capital after a lowercase word names something: 'bundle M', 'clearance N', 'plan B'
-_LETTER = re.compile(r"(?<=[a-z] )([A-Z])\b(?![.'’-]\w)")
+_LETTER = re.compile(r"(?<=[a-z] )([A-Z])\b(?![.'’/_-]\w)")  # not the letter of 'S/450'
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -157,6 +172,8 @@ def positions(text: str) -> dict[str, float]:
         if re.search(r"\d", raw) or ("/" in raw and raw.islower()):
             joined = re.sub(r"[-_/]", "", raw).lower()
             add(("num:" + str(int(joined))) if joined.isdigit() else f"code:{joined}", m.start())
+    for m in _CAPSID.finditer(t):
+        add(f"code:{m.group(0).replace('-', '').lower()}", m.start())
     for m in _HEXID.finditer(t):
         add(f"code:{m.group(1).lower()}{m.group(2).lower()}", m.start())
     for m in _CODE.finditer(t):
@@ -176,8 +193,20 @@ def positions(text: str) -> dict[str, float]:
         add(f"qty:{_digits(m.group(1))}usd", m.start())
     for m in _QUANTITY.finditer(t):
         add(f"qty:{_digits(m.group(1))}{_UNIT_WORDS[m.group(2).lower()]}", m.start())
+    for m in _COUNTED.finditer(t):  # what a number measures: a value and its limit share it
+        unit = "$" if m.group(1) is not None else m.group(2).lower()
+        if unit in _UNIT_WORDS or unit in _MONTHS or unit.endswith("s") and len(unit) > 3:
+            add(f"dim:{_UNIT_WORDS.get(unit) or unit.rstrip('s')}", m.start())
     for m in re.finditer(r"\b\d[\d,]{2,}\b", t):  # bare numbers of three digits or more
         add(f"num:{_digits(m.group(0))}", m.start())
+    for m in _NUMBERED.finditer(t):
+        first, label, letters, n = m.group(1), m.group(2).lower(), m.group(3), int(m.group(4))
+        if label in _STOP or _UNIT_AFTER.match(t, m.end()):
+            continue
+        if not letters:
+            add(f"code:{label}#{n}", m.start(2))
+        if first and first.lower() not in _STOP:
+            add(f"code:{first.lower()} {label}#{n}", m.start())
     for m in _NAME.finditer(t):
         if m.group(0) not in _CAPSTOP:
             add(f"name:{m.group(0).lower()}", m.start())
@@ -196,7 +225,10 @@ def positions(text: str) -> dict[str, float]:
 # --- links ---------------------------------------------------------------------------------------
 
 ANCHOR = 0.5  # a mention the query names counts this much (an anchor, not a bridge)
-TERM = 0.5  # a content-word pair counts this much (common phrasing, weaker than a code or name)
+TERM = 0.5  # a content-word pair counts this much (common phrasing, weaker than a code or name),
+# and so does what two numbers measure ('dim:ticket'), counted only between two blocks that also
+# name the query's subject (a reading and its limit for the thing asked about; readings of other
+# things share the unit too)
 # a pair weaker than this is no edge: a bridge mention shared by up to three blocks passes, an
 # anchor or a term only when no third block names it (then 0.5), and weaker clues only together
 MIN_CONFIDENCE = 0.45
@@ -246,7 +278,8 @@ def _weights(
                 continue
             anchor = anchor or any(inq)
         w = 1.0 / (d - 1)  # two blocks: a link of its own; each further block shares it
-        out[m] = w * (ANCHOR if anchor else 1.0) * (TERM if m.startswith("term:") else 1.0)
+        kind = TERM if m.startswith(("term:", "dim:")) else 1.0
+        out[m] = w * (ANCHOR if anchor else 1.0) * kind
     return out
 
 
@@ -282,13 +315,15 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
                 evidence.setdefault((a, b), []).append(x)
     scored = []
     for (a, b), xs in evidence.items():
+        xs = _distinct(xs, qm)
         miss = 1.0
         for x in xs:
             miss *= 1.0 - w[x]
         c = 1.0 - miss
         if c >= MIN_CONFIDENCE:
             scored.append((a, b, c, tuple(sorted(xs))))
-    scored.sort(key=lambda p: (-p[2], p[0], p[1]))
+    # strongest first; at equal confidence (two certain links), the pair sharing more evidence
+    scored.sort(key=lambda p: (-p[2], -sum(w[x] for x in p[3]), p[0], p[1]))
     links: dict[int, int] = {}
     out = []
     for a, b, c, xs in scored:
@@ -300,11 +335,25 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     return sorted(p for p in out if dist[p[0]] < math.inf)
 
 
+def _distinct(xs: list[str], query: frozenset[str]) -> list[str]:
+    """The shared mentions as evidence: a numbered thing ('sheet#88') that a shared code already
+    carries ('ls88', 'k47' beside 'bundle#47') is the same clue, counted once; what two numbers
+    measure counts only beside a mention of the query's subject."""
+    nums = {re.sub(r"^[a-z]+", "", x[5:]) for x in xs if x.startswith("code:") and "#" not in x}
+    subject = any(x in query for x in xs if x.startswith(("code:", "name:", "num:", "qty:")))
+    return [
+        x
+        for x in xs
+        if ("#" not in x or x.split("#")[1] not in nums) and (subject or not x.startswith("dim:"))
+    ]
+
+
 def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs) -> list[float]:
     """Steps from the query to each block over the linked pairs; a block sharing a mention with
     the query is one step away (inf: not connected)."""
     dist = [math.inf] * len(ms)
     todo = deque()
+    q = frozenset(x for x in q if not x.startswith("dim:"))  # a unit names no subject
     for i, m in enumerate(ms):
         if m & q:
             dist[i] = 1
