@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from workbench.beyond.induce import induce_weighted, score_pairs
-from workbench.beyond.mentions import link_pairs, mention_links, mentions, spell_numbers
+from workbench.beyond.mentions import (
+    _distinct,
+    link_pairs,
+    mention_links,
+    mentions,
+    spell_numbers,
+)
 from workbench.cli import main
 from workbench.common.encoders import get_encoder
 from workbench.dsgc import batch
@@ -36,10 +42,50 @@ HANDWRITTEN = ROOT / "data" / "handwritten" / "scenarios.jsonl"
         ("lab two fourteen", "Lab 214"),
         ("costs $4,500", "4500 dollars"),
         ("badge B-12", "badge B12"),
+        ("moved onto unit three", "Unit 3 works"),  # a numbered thing, in words and in digits
+        ("follows loading sheet LS-88", "Loading sheet 88 forbids"),  # a code's number, bare
+        ("aircraft G-LRKB", "G-LRKB was moved"),  # a code of capital letters only
     ],
 )
 def test_one_mention_in_two_styles(a, b):
     assert mentions(a) & mentions(b), (sorted(mentions(a)), sorted(mentions(b)))
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("clearance level V6", "Parking level six"),  # the same word and number, other things
+        ("Unit 2 wraps", "unit three"),
+        ("reads 1.9 metres", "reads metres"),  # no term across a number
+        ("schedule S/450", "plan S"),  # no letter code out of 'S/450'
+    ],
+)
+def test_near_misses_share_no_mention(a, b):
+    assert not (mentions(a) & mentions(b)), sorted(mentions(a) & mentions(b))
+
+
+def test_what_numbers_measure_links_a_value_to_its_limit_only_about_the_subject():
+    """'412 tickets' and '400 tickets' share what they count; that counts only between blocks
+    that also name the query's subject (other things' readings share the unit too)."""
+    assert "dim:ticket" in mentions("has sold 412 tickets") & mentions(
+        "once sales pass 400 tickets"
+    )
+    assert "dim:read" not in mentions("Gallery 6 read 58 percent")  # a verb, not a unit
+    subject = frozenset({"name:lantern"})
+    assert _distinct(["dim:ticket", "name:lantern"], subject) == ["dim:ticket", "name:lantern"]
+    assert _distinct(["dim:ticket", "term:sold out"], subject) == ["term:sold out"]
+    assert _distinct(["code:ls88", "code:loading sheet#88"], subject) == ["code:ls88"]
+    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
+    texts = [
+        "The Lantern Theatre has sold 412 tickets for Saturday.",
+        "The Lantern Theatre opens its balcony once sales pass 400 tickets.",
+        "The Regent Theatre has sold 380 tickets.",
+        "Ticket news from the Lantern Theatre bar.",
+        *fill,
+    ]
+    query = "Has the Lantern Theatre sold enough tickets to open the balcony?"
+    pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
+    assert (0, 1) in pairs and (0, 2) not in pairs and (1, 2) not in pairs
 
 
 def test_words_that_are_not_mentions():

@@ -216,6 +216,8 @@ def positions(text: str) -> dict[str, float]:
     words = list(re.finditer(r"[a-z]+", t.lower()))
     for a, b in zip(words, words[1:], strict=False):
         x, y = a.group(0), b.group(0)
+        if t[a.end() : b.start()].strip(" -"):
+            continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
             add(f"term:{x} {y}", a.start())
     n = max(len(t), 1)

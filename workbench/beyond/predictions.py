@@ -38,7 +38,7 @@ class Measured:
     delta: float
     hops: int
     encoder: str = "lexical"
-    tier: pd.DataFrame | None = None  # the hand-written tier (studies.tier_table), if run
+    tier: pd.DataFrame | None = None  # the tiers the generator did not write (tiers.tier_tables)
 
     @property
     def k(self) -> pd.DataFrame:
@@ -221,23 +221,22 @@ def induction(m: Measured) -> tuple[str, str, str, str]:
         f"{int(ctrl['n'].sum())}"
     )
     tier_ok = True
-    if m.tier is not None:
-        t = m.tier.set_index(["regime", "graph"])
-        rows = [t.loc[(r, "mentions")] for r in ("target", "control")]
-        base = [t.loc[(r, "none")] for r in ("target", "control")]
+    if m.tier is not None:  # every tier the generator did not write, every regime in it
+        t = m.tier[m.tier.graph.isin(["mentions", "none"])]
+        p = t.pivot_table(index=["tier", "regime"], columns="graph", values="retention", sort=False)
+        below = p[p["mentions"] < p["none"]]
         ours += (
-            f"; hand-written tier (tuned on): retention {rows[0].retention:.2f} / "
-            f"{rows[1].retention:.2f} (targets / controls) against similarity-only "
-            f"{base[0].retention:.2f} / {base[1].retention:.2f}"
+            "; tiers the generator did not write, mentions against similarity-only: "
+            + ", ".join(f"{k[0]} {k[1]} {r.mentions:.2f} / {r.none:.2f}" for k, r in p.iterrows())
         )
-        tier_ok = all(r.retention >= b.retention for r, b in zip(rows, base, strict=True))
+        tier_ok = below.empty
     holds = mq.pair_precision.min() >= 0.6 and mq.pair_recall.min() >= 0.8 and lost == 0
     return (
         "no figure (edges supplied)",
         ours,
         "yes" if holds and tier_ok else "no",
-        "pair precision >= 0.6 and recall >= 0.8 on the targets, no control lost, and on the "
-        "hand-written tier never below similarity-only (yes if all)",
+        "pair precision >= 0.6 and recall >= 0.8 on the generated targets, no control lost, and "
+        "on every tier the generator did not write never below similarity-only (yes if all)",
     )
 
 

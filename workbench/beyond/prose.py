@@ -262,41 +262,43 @@ def inducers_summary(vs: pd.DataFrame, inducers=("mentions", "gated-knn")) -> st
     return "**Inducers that read the text.** " + "; ".join(parts) + "."
 
 
-def tier_summary(tier: pd.DataFrame, source: str) -> str:
-    """The hand-written tier: each inducer's edges and retention, the controls beside the targets."""
-    t = tier.set_index(["regime", "graph"])
-
-    def cell(regime, graph):
-        r = t.loc[(regime, graph)]
-        return f"{r.retention:.2f} [{r.retention_lo:.2f}, {r.retention_hi:.2f}]"
-
+def tier_summary(tier: pd.DataFrame) -> str:
+    """The tiers the generator did not write (`tiers.tier_tables`): per tier, what similarity-only
+    and the true edges keep, and each inducer's edges and retention beside them, every regime
+    (targets, controls, logs) shown, and a regime where an inducer's graph keeps less than
+    similarity-only named in bold."""
     lines = []
-    for g in ("mentions", "gated-knn", "handles", "knn"):
-        if (("target", g) not in t.index) or (("control", g) not in t.index):
-            continue
-        p, r = t.loc[("target", g)], t.loc[("control", g)]
-        below = [
-            reg
-            for reg in ("target", "control")
-            if t.loc[(reg, g)].retention < t.loc[(reg, "none")].retention
-        ]
-        if p.pairs == 0 and r.pairs == 0:
-            lines.append(f"- `{g}`: no edge induced; DSGC on it is similarity-only")
-            continue
-        lines.append(
-            f"- `{g}`: pairs precision {p.pair_precision:.2f} / {r.pair_precision:.2f}, recall "
-            f"{p.pair_recall:.2f} / {r.pair_recall:.2f} (targets / controls); DSGC on its edges "
-            f"keeps {cell('target', g)} of the target chains and {cell('control', g)} of the "
-            "control chains"
-            + (
-                f", **below similarity-only on the {' and '.join(b + 's' for b in below)}**"
-                if below
-                else ""
-            )
+    for name, t in tier.groupby("tier", sort=False):
+        t = t.set_index(["regime", "graph"])
+        regimes = list(dict.fromkeys(r for r, _ in t.index))
+
+        def cell(regime, graph, t=t):
+            r = t.loc[(regime, graph)]
+            return f"{r.retention:.2f} [{r.retention_lo:.2f}, {r.retention_hi:.2f}]"
+
+        head = "; ".join(
+            f"{reg} ({int(t.loc[(reg, 'none')].n)}): similarity-only {cell(reg, 'none')}, true "
+            f"edges {cell(reg, 'oracle')}"
+            for reg in regimes
         )
-    return (
-        f"On {source} (text the generator did not write), similarity-only keeps "
-        f"{cell('target', 'none')} of the target chains and {cell('control', 'none')} of the "
-        f"control chains; DSGC on the true edges {cell('target', 'oracle')} and "
-        f"{cell('control', 'oracle')}.\n" + "\n".join(lines)
-    )
+        lines.append(f"- **{name}** ({t.source.iloc[0]}): {head}")
+        for g in ("mentions", "gated-knn", "handles", "knn"):
+            if not all((reg, g) in t.index for reg in regimes):
+                continue
+            rows = [t.loc[(reg, g)] for reg in regimes]
+            if all(r.pairs == 0 for r in rows):
+                lines.append(f"    - `{g}`: no edge induced (DSGC on it is similarity-only)")
+                continue
+            below = [
+                reg
+                for reg, r in zip(regimes, rows, strict=True)
+                if r.retention < t.loc[(reg, "none")].retention
+            ]
+            parts = "; ".join(
+                f"{reg}: pairs precision {r.pair_precision:.2f}, recall {r.pair_recall:.2f}, "
+                f"retention {cell(reg, g)}"
+                for reg, r in zip(regimes, rows, strict=True)
+            )
+            flag = f" - **below similarity-only on: {', '.join(below)}**" if below else ""
+            lines.append(f"    - `{g}`: {parts}{flag}")
+    return "\n".join(lines)
