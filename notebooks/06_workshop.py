@@ -81,7 +81,7 @@ ws.part(4)
 # ## Your score
 
 # %%
-ws.score
+ws.scoreboard()
 
 # %% [markdown]
 # ## 5. Free exploration (15-30 min)

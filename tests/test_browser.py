@@ -273,6 +273,16 @@ def test_workshop_predict_reveal_score(app, browser):
     assert "Score: 3 of 4 predictions right" in page.inner_text(".wb-score")
     # a reveal locks the prediction: the score cannot be gamed
     assert page.locator(".wb-part-1 .wb-predict select").is_disabled()
+    # ... not even by a reload: the page keeps the predictions and reveals (localStorage)
+    page.reload(timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => (document.querySelector('.wb-score') || {}).innerText"
+        "?.includes('Score: 3 of 4 predictions right')",
+        timeout=TIMEOUT_MS,
+    )
+    select = page.locator(".wb-part-1 .wb-predict select")
+    assert select.is_disabled() and right1 in select.evaluate("s => s.selectedOptions[0].text")
+    assert "Right!" in page.inner_text(".wb-part-1 .wb-compare")
     page.click(".wb-open-explorer")  # part 5: free exploration, opened after the reveals
     page.wait_for_function(ANSWERED, arg=payload(ws.hop_state)["verdict"], timeout=TIMEOUT_MS)
     screenshots(page, "workshop", scroll_to=".wb-part-1 .wb-compare")

@@ -229,3 +229,18 @@ def test_workshop_questions_hold_no_answer_and_reveals_score():
     p2.button.click()
     assert "Not this time" in p2.compare.value
     assert "Score: 1 of 2 predictions right" in ws.score.value
+    p3 = ws.part(3)
+    p3.predict.value = p3.predict.options[1][1]  # picked, not revealed
+    kept = ws.memory.state  # what the page writes to localStorage
+    assert kept["1"]["revealed"] and kept["2"]["revealed"] and not kept["3"]["revealed"]
+
+    again = Workshop()  # a reload: a new kernel, the page sends back what it kept
+    parts = [again.part(n) for n in (1, 2, 3, 4)]
+    assert "Score: 0 of 0" in again.score.value
+    again.memory.restored = json.loads(json.dumps(kept))
+    assert "Score: 1 of 2 predictions right" in again.score.value
+    assert parts[0].predict.disabled and parts[0].predict.value == p1.predict.value
+    assert parts[2].predict.value == p3.predict.value and not parts[2].predict.disabled
+    assert not parts[3].revealed and parts[0].compare.value == p1.compare.value
+    again.memory.restored = {"9": {"revealed": True}, "4": "junk", "3": {"guess": "no such"}}
+    assert not parts[3].revealed and parts[2].predict.value == p3.predict.value  # ignored

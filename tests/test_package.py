@@ -21,7 +21,7 @@ PACKAGE = ROOT / "workbench"
 MAY_IMPORT = {
     "common": set(),
     "dsgc": {"common"},
-    "beyond": {"dsgc", "common"},
+    "beyond": {"dsgc", "common", "closure.logs", "closure.logtypes"},
     "scale": {"dsgc", "common"},
     "explore": {"dsgc", "common"},
     "closure": {"common", "dsgc.policies"},

@@ -203,12 +203,13 @@ def _valley_layers() -> list:
             ],
         )
     )
-    labels = [
+    labels = [  # I = r + lambda * pi >= r: the after-point is never below the before-point, so
+        # its rank goes above it and the before-rank below, clear of each other and of the lines
         alt.Chart(data)
         .transform_filter(f"datum.series == '{s}'")
-        .mark_text(dx=dx, align=align, fontSize=10)
+        .mark_text(dy=dy, baseline=baseline, fontSize=10)
         .encode(x=x, y=y, color=color, text="label:N")
-        for s, dx, align in ((series[0], -12, "right"), (series[1], 12, "left"))
+        for s, dy, baseline in ((series[0], 9, "top"), (series[1], -9, "bottom"))
     ]
     cuts = alt.NamedData("vcut")
     ccolor = alt.Color("color:N", scale=None)
@@ -217,12 +218,16 @@ def _valley_layers() -> list:
         .mark_rule(strokeDash=[3, 3], strokeWidth=1.2)
         .encode(y="score:Q", color=ccolor)
     )
-    texts = [
+    texts = [  # outside the plot, right of it: clear of the points and their rank labels
         alt.Chart(cuts)
-        .transform_filter(f"datum.align == '{align}'")
-        .mark_text(align=align, baseline="bottom", dy=-2, fontSize=10)
-        .encode(x=alt.value(alt.ExprRef(xpos)), y="score:Q", text="label:N", color=ccolor)
-        for align, xpos in (("left", "4"), ("right", "width - 4"))
+        .transform_filter(f"datum.place == '{place}'")
+        .mark_text(align="left", baseline=baseline, dx=4, dy=dy, fontSize=10)
+        .encode(x=alt.value(alt.ExprRef("width")), y="score:Q", text="label:N", color=ccolor)
+        for place, baseline, dy in (
+            ("upper", "bottom", -1),
+            ("lower", "top", 1),
+            ("middle", "middle", 0),
+        )
     ]
     return [line, points, *labels, rule, *texts]
 
@@ -286,7 +291,10 @@ def landscape(trace: Trace, title: str | None = None) -> alt.LayerChart:
 def valley(before: Trace, after: Trace, title: str | None = None) -> alt.LayerChart:
     """The semantic valley: chain scores c1 -> c2 -> c3 before and after propagation, each run's
     budget cutoff as a dashed line; filled points were kept, hollow squares evicted."""
-    return _bound("valley", viewdata.valley_data(before, after), 380, 260, title)
+    chart = _bound("valley", viewdata.valley_data(before, after), 380, 260, title)
+    legend = {**CONFIG.to_dict().get("legend", {}), "orient": "bottom"}  # the cutoffs' labels
+    chart.config = alt.Config.from_dict({**CONFIG.to_dict(), "legend": legend})  # go right
+    return chart
 
 
 def live_specs() -> dict:

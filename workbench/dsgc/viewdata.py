@@ -169,7 +169,7 @@ def valley_data(before: Trace, after: Trace, head: str | None = None) -> dict:
                 "score": cuts[0][1],
                 "color": "#333333",
                 "label": "budget cutoff (same block in both runs)",
-                "align": "right",
+                "place": "middle",
             }
         ]
     else:
@@ -179,7 +179,11 @@ def valley_data(before: Trace, after: Trace, head: str | None = None) -> dict:
                 "score": c,
                 "color": color,
                 "label": f"budget cutoff, {s.split(':')[0]}",
-                "align": "left" if s == VALLEY_SERIES[0] and len(cuts) > 1 else "right",
+                # right of the plot, where no point or rank label is; the higher of two cutoffs
+                # written above its line, the lower below, so they never overlap each other
+                "place": "middle"
+                if len(cuts) == 1
+                else ("upper" if c >= max(x[1] for x in cuts) else "lower"),
             }
             for s, c, color in cuts
         ]

@@ -102,3 +102,28 @@ class BoundSpec:
 
     def to_dict(self, **_kw) -> dict:
         return self.spec
+
+
+class Memory(anywidget.AnyWidget):
+    """What a page keeps across a reload, in the browser's localStorage under `key`: on render
+    the page sends back what it kept (`restored`); every change of `state` is written there.
+    Nothing leaves the browser; a storage that refuses (private mode, quota) keeps nothing."""
+
+    _esm = """
+export default {
+  render({ model, el }) {
+    el.style.display = "none";
+    const key = model.get("key");
+    let kept = {};
+    try { kept = JSON.parse(window.localStorage.getItem(key) || "{}") || {}; } catch (e) { kept = {}; }
+    model.set("restored", kept);
+    model.save_changes();
+    model.on("change:state", () => {
+      try { window.localStorage.setItem(key, JSON.stringify(model.get("state"))); } catch (e) {}
+    });
+  }
+};
+"""
+    key = traitlets.Unicode("").tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)  # kernel -> page: what to keep
+    restored = traitlets.Dict().tag(sync=True)  # page -> kernel: what was kept

@@ -20,7 +20,7 @@ from workbench.dsgc import viewdata
 from workbench.dsgc.scenario import Scenario
 from workbench.dsgc.trace import Setting, Trace, run_setting, verdict_line
 from workbench.explore.explorer import explorer
-from workbench.explore.widgets import ChartView, in_voila
+from workbench.explore.widgets import ChartView, Memory, in_voila
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 HOPS = (1, 2, 3)
@@ -139,8 +139,8 @@ class Score(w.HTML):
 class Part(w.VBox):
     """One exercise: the question (no answer in it), a prediction, Reveal, then the answer."""
 
-    def __init__(self, key: str, question: str, choices, reveal, score: Score):
-        self.key, self._reveal, self.score = key, reveal, score
+    def __init__(self, key: str, question: str, choices, reveal, score: Score, on_change=None):
+        self.key, self._reveal, self.score, self._on_change = key, reveal, score, on_change
         self.labels = {v: label for label, v in choices}
         self.predict = w.Dropdown(
             options=[("- pick your prediction -", None), *choices],
@@ -152,6 +152,7 @@ class Part(w.VBox):
         self.compare = w.HTML().add_class("wb-compare")
         self.answer = w.VBox().add_class("wb-answer")
         self.button.on_click(self._on_reveal)
+        self.predict.observe(lambda _c: self._changed(), "value")
         super().__init__(
             [
                 w.HTML(question).add_class("wb-question"),
@@ -179,6 +180,25 @@ class Part(w.VBox):
         )
         self.answer.children = children
         self.score.add(self.key, right)
+        self._changed()
+
+    @property
+    def revealed(self) -> bool:
+        return self.button.disabled
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
+
+    def restore(self, kept: dict) -> None:
+        """Back to what the page kept: the prediction, and the reveal (which locks it)."""
+        if self.revealed:
+            return
+        guess = kept.get("guess")
+        if guess in self.labels:
+            self.predict.value = guess
+        if kept.get("revealed"):
+            self._on_reveal()
 
     def __repr__(self) -> str:
         return f"Part({self.key}: predict, then reveal)"
@@ -227,6 +247,28 @@ class Workshop:
             hop_seed = find_seed(profile, lambda s: not kept(s) and kept(s, hops=2))
         self.hop_state = profile.with_(seed=0 if hop_seed is None else hop_seed)
         self.score = Score()
+        self.parts: dict[str, Part] = {}
+        s, h = self.state, self.hop_state
+        self.memory = Memory(  # predictions and reveals survive a reload of the page
+            key=f"wb-workshop/{s.encoder}/{s.template}/{s.seed}/{h.seed}/{s.multiplier:g}"
+        )
+        self.memory.observe(self._restore, "restored")
+
+    def _keep(self) -> None:
+        self.memory.state = {
+            k: {"guess": p.predict.value, "revealed": p.revealed} for k, p in self.parts.items()
+        }
+
+    def _restore(self, change) -> None:
+        for key in sorted(change["new"]):
+            part = self.parts.get(key)
+            if part is not None and isinstance(change["new"][key], dict):
+                part.restore(change["new"][key])
+
+    def scoreboard(self) -> w.VBox:
+        """The score, and the page's memory of the predictions and reveals (shown once, after
+        the parts: a reload brings back every locked prediction and so the score)."""
+        return w.VBox([self.score, self.memory])
 
     # --- what a participant sees before any reveal ---
     def store(self, state: Setting) -> str:
@@ -265,7 +307,10 @@ class Workshop:
 
     # --- the parts ---
     def part(self, n: int) -> Part:
-        return {1: self.part1, 2: self.part2, 3: self.part3, 4: self.part4}[n]()
+        p = {1: self.part1, 2: self.part2, 3: self.part3, 4: self.part4}[n]()
+        p._on_change = self._keep
+        self.parts[p.key] = p
+        return p
 
     def part1(self) -> Part:
         state = self.state
