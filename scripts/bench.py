@@ -37,7 +37,8 @@
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
 `python scripts/bench.py --scale` runs the scale figures only; `--induce` times mention induction
 on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed).
-`python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's.
+`python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's,
+`--room` a room of 1, 10 and 30 pages in Chromium (scripts/bench_room.py).
 """
 
 from __future__ import annotations
@@ -461,6 +462,11 @@ def main() -> int:
         bench_closure()
         bench_logs()
         return 0 if all(r["passed"] is not False for r in RESULTS) else 1
+    if "--room" in sys.argv:  # a room: N = 1, 10, 30 pages at once (scripts/bench_room.py)
+        import bench_room
+
+        bench_room.run((1, 10, 30))
+        return 0
     if "--explorer" in sys.argv:
         bench_explorer("lexical")
         bench_explorer("sentence")

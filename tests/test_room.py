@@ -43,6 +43,18 @@ def _kernels(server_pid: int) -> list[int]:
     return out
 
 
+def _kernel_ids(server_pid: int) -> set[str]:
+    """Ids of the live kernels the server started (from their connection files' names)."""
+    out = set()
+    for pid in _kernels(server_pid):
+        try:
+            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes().decode()
+        except OSError:
+            continue
+        out.update(re.findall(r"kernel-([0-9a-f-]{36})\.json", cmd))
+    return out
+
+
 def _server(folder) -> int:
     """The voila process serving a room's folder."""
     return next(
@@ -66,7 +78,9 @@ def _checkout_state() -> str:
 def room(tmp_path_factory):
     before = _checkout_state()
     folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4)
+    # no preheated pool here: these tests follow single kernels (culling, refusals); the
+    # preheated room has its own test below
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, pool=0)
     log = tmp_path_factory.mktemp("room") / "voila.log"
     with app.serve(folder, log=log, command=command) as base:
         server = _server(folder)
@@ -125,7 +139,7 @@ def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
     """One seat: while a page holds it, the next page gets the room's "full" page (503) and no
     kernel starts; once the seat is freed (the first page's kernel culled), a page gets in."""
     folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=10, seats=1)
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=10, seats=1, pool=0)
     with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
         server = _server(folder)
         assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
@@ -148,3 +162,29 @@ def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
             assert _kernels(server) == []
             time.sleep(1)
         assert status == 200
+
+
+def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
+    """Three seats, one preheated kernel per notebook: pages get the pooled kernels, the pool is
+    refilled only into free seats, a page whose pool is empty takes a seat from the other pool,
+    and past the seats nothing starts (the pool counts against them)."""
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=3, pool=1)
+    log = tmp_path / "voila.log"
+    with app.serve(folder, log=log, command=command) as base:
+        server = _server(folder)
+        deadline = time.monotonic() + 120
+        while log.read_text().count("is filled with 1 kernel") < 2:
+            assert time.monotonic() < deadline, "the pools were not filled"
+            time.sleep(0.5)
+        assert len(_kernels(server)) == 2  # one seat left free
+        statuses, counts = [], []
+        for nb in ("06_workshop", "05_explorer", "05_explorer", "06_workshop"):
+            statuses.append(_get(f"{base}voila/render/{nb}.ipynb?token={TOKEN}")[0])
+            time.sleep(2)  # a refill starts after a second (Voila's fill_delay)
+            counts.append(len(_kernels(server)))
+        text = log.read_text()
+    assert statuses == [200, 200, 200, 503], statuses
+    assert max(counts) <= 3, counts
+    assert text.count("Using pre-heated kernel") == 2
+    assert text.count("seat freed for a page") == 1 and "room full: 3 of 3" in text

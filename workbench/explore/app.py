@@ -16,7 +16,17 @@ Room mode (what `main` serves):
   of its page closing); a page
   that is open keeps its kernel;
 - cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
-  room opens its pages together).
+  room opens its pages together);
+- preheated kernels, opt-in (`--pool N`, default 0): each notebook is executed ahead of the
+  request in a pool of N kernels, so a page arriving finds one ready (the explorer waits only for
+  its link's query, `voila.utils.wait_for_request`); the pool takes seats too and is refilled
+  only into free seats, and a page whose notebook's pool is empty takes a seat from the other
+  pool (`workbench.explore.room`). Not the default, because measured with
+  `scripts/bench_room.py` on this 2-core machine: 10 pages arriving within 5 s into pools of 5,
+  3 to 5 of the 5 workshop pages never showed their widgets ("widget model not found"; first
+  view p50 34-45 s), against 1 failed page of 10 (p50 52 s) without a pool; 2 and 5 pages were
+  whole with it;
+- no page loads the sentence model until it asks for it (WORKBENCH_WARM=0 unless set).
 
 - template `wb` (package data under workbench/explore/share/jupyter): Voila's lab template without its
   Font Awesome CDN links;
@@ -80,6 +90,7 @@ ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
 SEATS = 30  # live kernels at most, by default
 CULL_AFTER = 45  # seconds idle before a kernel whose page is gone is freed (+ a 10 s check)
+POOL = 0  # preheated kernels per notebook by default: off (measured, see the module's note)
 
 
 def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
@@ -102,11 +113,17 @@ def room_command(
     token: str,
     cull_after: int = CULL_AFTER,
     seats: int = SEATS,
+    pool: int | None = None,
 ) -> list[str]:
     """The voila command line for a room: token auth, at most `seats` kernels (then the room's
-    "full" page), idle kernels of pages that have gone culled, long output waits."""
+    "full" page), idle kernels of pages that have gone culled, long output waits, and `pool`
+    preheated kernels per notebook (default POOL, none: see the module's note), which take
+    seats too (`room.SeatedKernelManager`)."""
+    pool = POOL if pool is None else int(pool)
+    preheat = ["--preheat_kernel=True", f"--pool_size={pool}"] if pool > 0 else []
     return [
         *voila_command(folder, port, ip),
+        *preheat,
         f"--Voila.token={token}",
         "--VoilaConfiguration.multi_kernel_manager_class="
         "workbench.explore.room.SeatedKernelManager",
@@ -239,6 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seats", type=int, default=SEATS, help="pages (kernels) at most at once")
     ap.add_argument(
+        "--pool",
+        type=int,
+        default=POOL,
+        help="preheated kernels per notebook, ready before anyone arrives (default 0: none; "
+        "they take seats too; see the module's note before raising it)",
+    )
+    ap.add_argument(
         "--cull-after",
         type=int,
         default=CULL_AFTER,
@@ -254,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         "required)",
         flush=True,
     )
-    cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats)
-    os.execve(cmd[0], cmd, voila_env())
+    cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats, a.pool)
+    env = voila_env()
+    env.setdefault("WORKBENCH_WARM", "0")  # no page loads the sentence model until it asks for it
+    os.execve(cmd[0], cmd, env)
     return 0  # not reached
 
 

@@ -521,6 +521,9 @@ def explorer(
     setting = setting or Setting()
     notes: list[str] = []
     if url and in_voila():
+        from voila.utils import wait_for_request  # a preheated kernel: wait for its page
+
+        wait_for_request()  # (returns at once in a kernel started for a page)
         setting, notes = from_query(os.environ.get("QUERY_STRING", ""), setting)
     if warm is None:  # WORKBENCH_WARM=0 turns it off (the browser test's pages never need it)
         warm = live_frontend() and os.environ.get("WORKBENCH_WARM", "1") != "0"

@@ -2,7 +2,14 @@
 for a page only while fewer than `seats` are alive; past that the page gets the room's "full"
 answer (HTTP 503, drawn by the `wb` template's error page) and nothing starts. Seats free up as
 pages close (Voila's unload shuts the kernel down) or as idle kernels of pages that have gone are
-culled."""
+culled.
+
+With preheated kernels (Voila's `preheat_kernel`: each room notebook executed ahead of the
+request in a pool of kernels, handed to the next page that asks), the pooled kernels take seats
+too: a pool is refilled only up to the seats that no page holds, so pages and pool together
+never pass `seats` live kernels, and a refill never fails for want of a seat (a failed pool
+entry would be handed to the next page as an error).
+"""
 
 from __future__ import annotations
 
@@ -18,10 +25,78 @@ class SeatedKernelManager(AsyncMappingKernelManager):
 
     seats = Int(0, config=True, help="live kernels at most; 0: no limit")
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        fill = getattr(self, "fill_if_needed", None)  # Voila's preheating subclass has one
+        if fill is not None and self.seats:
+            self.fill_if_needed = self._seated_fill(fill)
+
+    def _held(self) -> int:
+        """Live kernels or kernels on their way: every kernel started, plus pool entries not
+        started yet (a pool entry that is done is a live kernel, already counted)."""
+        pools = getattr(self, "_pools", {})
+        waiting = sum(1 for pool in pools.values() for task in pool if not task.done())
+        return len(self.list_kernel_ids()) + waiting
+
+    def _seated_fill(self, fill):
+        """Voila's pool refill, limited to the free seats: each notebook's pool is topped up to
+        its configured size or to what the free seats allow, whichever is smaller."""
+
+        def seated(delay=None, notebook_name=None, **kwargs):
+            pools = self._pools
+            config = self.kernel_pools_config
+            default = config.get("default", {})
+            want = config.get(notebook_name, default).get("pool_size", default.get("pool_size", 1))
+            have = len(pools.get(notebook_name, ()))
+            free = max(self.seats - self._held(), 0)
+            size = min(want, have + free)
+            if size <= have:
+                return None
+            self.kernel_pools_config = {**config, notebook_name: {"pool_size": size}}
+            try:
+                return fill(delay=delay, notebook_name=notebook_name, **kwargs)
+            finally:
+                self.kernel_pools_config = config
+
+        return seated
+
     async def start_kernel(self, *args, **kwargs):
-        if self.seats and len(self.list_kernel_ids()) >= self.seats:
-            self.log.warning(
-                "room full: %d of %d seats taken", len(self.list_kernel_ids()), self.seats
-            )
-            raise web.HTTPError(503, FULL)
+        env = kwargs.get("env") or {}
+        pooled = env.get("VOILA_PREHEAT") == "True"  # a pool refill, limited in _seated_fill
+        if self.seats and not pooled and len(self.list_kernel_ids()) >= self.seats:
+            if not await self._release_pooled():  # a seat held by another notebook's pool
+                self.log.warning(
+                    "room full: %d of %d seats taken", len(self.list_kernel_ids()), self.seats
+                )
+                raise web.HTTPError(503, FULL)
         return await super().start_kernel(*args, **kwargs)
+
+    async def _release_pooled(self) -> bool:
+        """Free a seat that a preheated kernel holds (from the largest pool): a page asking
+        for a notebook whose pool is empty must not find the room full while kernels wait,
+        unused, for the other notebook."""
+        pools = getattr(self, "_pools", {})
+        for name in sorted(pools, key=lambda n: -len(pools[n])):
+            for task in list(pools[name]):
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    pools[name].remove(task)
+                    kernel_id = task.result()["kernel_id"]
+                    self.log.info("seat freed for a page: pooled kernel %s of %s", kernel_id, name)
+                    self._refill = False
+                    try:
+                        await self.shutdown_kernel(kernel_id)
+                    finally:
+                        self._refill = True
+                    return True
+        return False
+
+    _refill = True
+
+    async def shutdown_kernel(self, kernel_id, *args, **kwargs):
+        """Shut a kernel down; a seat it frees goes back to the pools (when preheating)."""
+        out = await super().shutdown_kernel(kernel_id, *args, **kwargs)
+        pools = getattr(self, "_pools", None)
+        if pools and self._refill and self.seats:
+            for name in sorted(pools):
+                self.fill_if_needed(notebook_name=name)
+        return out

@@ -78,8 +78,12 @@ class ChartView(LiveView):
 
 
 def in_voila() -> bool:
-    """True inside a Voila kernel (it sets SERVER_SOFTWARE=voila/<version>)."""
-    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila")
+    """True inside a Voila kernel: one started for a page (Voila sets SERVER_SOFTWARE=voila/...)
+    or a preheated one, executing the notebook before any page asks (VOILA_PREHEAT is set, and
+    SERVER_SOFTWARE arrives with the request)."""
+    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila") or (
+        "VOILA_PREHEAT" in os.environ
+    )
 
 
 class BoundSpec:
