@@ -23,9 +23,9 @@ Room mode (what `main` serves):
   only into free seats, and a page whose notebook's pool is empty takes a seat from the other
   pool (`workbench.explore.room`). Not the default, because measured with
   `scripts/bench_room.py` on this 2-core machine: 10 pages arriving within 5 s into pools of 5,
-  3 to 5 of the 5 workshop pages never showed their widgets ("widget model not found"; first
-  view p50 34-45 s), against 1 failed page of 10 (p50 52 s) without a pool; 2 and 5 pages were
-  whole with it;
+  3 and then 5 pages (mostly workshops) never showed their widgets ("widget model not found";
+  first view p50 34-45 s), against 1 failed page of 10 (p50 52 s) without a pool; 2 and 5 pages
+  were whole with it;
 - no page loads the sentence model until it asks for it (WORKBENCH_WARM=0 unless set).
 
 - template `wb` (package data under workbench/explore/share/jupyter): Voila's lab template without its
