@@ -22,7 +22,7 @@
 
 from IPython.display import Markdown
 
-from workbench.closure import charts, compare, gate, managers, notes, report
+from workbench.closure import charts, compare, gate, logs, managers, notes, report
 from workbench.closure.spans import load_spans
 from workbench.common.io import write_csv
 from workbench.common.notebook import record, show_figure, show_table
@@ -293,7 +293,7 @@ Markdown(notes.logs_note(summary_logs, ours))
 # The complete logs of the hand-written corpus in `data/logs/heldout` (its README says who wrote them and how; `expected.csv` gives each file's exit code), each in the wire format it was written in, trimmed the same way. langchain-core's `trim_messages` runs on the ones it reads: the LangChain dumps, and the OpenAI messages through its own `convert_to_messages`.
 
 # %%
-held = compare.heldout_side_by_side(compare.heldout_logs(f"../{compare.HELDOUT}"))
+held = compare.heldout_side_by_side(logs.heldout_logs(f"../{compare.HELDOUT}"))
 write_csv(held, f"{RESULTS_DIR}/closure_logs_heldout.csv", float_format="%.6f")
 summary_held = compare.orphan_summary(held)
 show_table(summary_held)

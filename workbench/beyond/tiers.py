@@ -18,14 +18,13 @@ order-aware to refuse an eviction.
 
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from workbench.beyond import studies
-from workbench.closure.logs import load
+from workbench.closure.logs import heldout_logs, load
 from workbench.closure.logtypes import Log
 from workbench.dsgc.generator import worked_example
 from workbench.dsgc.scenario import Block, Scenario, load_scenarios
@@ -72,24 +71,20 @@ def log_scenario(log: Log, name: str) -> Scenario | None:
     )
 
 
-def log_tier(paths) -> list[Scenario]:
-    """Scenarios of the logs at `paths` that need a handle somewhere, in path order."""
-    out = []
-    for p in sorted(Path(x) for x in paths):
-        sc = log_scenario(load(p), p.stem)
-        if sc is not None:
-            out.append(sc)
-    return out
+def log_tier(logs) -> list[Scenario]:
+    """Scenarios of the (name, log) pairs that need a handle somewhere, in name order."""
+    found = (log_scenario(log, name) for name, log in sorted(logs, key=lambda x: x[0]))
+    return [sc for sc in found if sc is not None]
 
 
-def closure_logs(folder: str | os.PathLike) -> list[Path]:
-    """The closure study's agent logs under `folder` (data/logs): the hand-written held-out
-    corpus's logs that check closed (`heldout/expected.csv`, exit 0) and the four-format
+def closure_logs(folder: str | os.PathLike) -> list[tuple[str, Log]]:
+    """(name, log) of the closure study's agent logs under `folder` (data/logs): the hand-written
+    held-out corpus's logs that check closed (`logs.heldout_logs`) and the four-format
     conversations (`*.json`; a trimmed copy is not a log of its own)."""
     folder = Path(folder)
-    with open(folder / "heldout" / "expected.csv", encoding="utf-8", newline="") as f:
-        held = [folder / "heldout" / r["file"] for r in csv.DictReader(f) if r["exit"] == "0"]
-    return held + sorted(p for p in folder.glob("*.json") if ".trimmed_by_" not in p.name)
+    held = [(Path(n).stem, log) for n, log in heldout_logs(folder / "heldout")]
+    mine = sorted(p for p in folder.glob("*.json") if ".trimmed_by_" not in p.name)
+    return held + [(p.stem, load(p)) for p in mine]
 
 
 def hand_tiers(handwritten: str | os.PathLike, logs: str | os.PathLike) -> tuple[dict, dict]:

@@ -5,15 +5,13 @@ the LangChain rows are skipped, and `langchain_available()` says so."""
 
 from __future__ import annotations
 
-import csv
 import json
-from pathlib import Path
 
 import pandas as pd
 
 from workbench.closure import loggen
 from workbench.closure.agent import episode_log
-from workbench.closure.logs import FORMATS, Log, approx_tokens, check, load, read
+from workbench.closure.logs import FORMATS, Log, approx_tokens, check, read
 from workbench.closure.spans import CLOSURE_PATTERNS
 from workbench.closure.trim import trim_log
 
@@ -122,14 +120,6 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
 
 
 HELDOUT = "data/logs/heldout"  # hand-written logs in four wire formats, with expected.csv
-
-
-def heldout_logs(folder) -> list[tuple[str, Log]]:
-    """(file name, log) of the complete logs (expected exit 0) of the hand-written corpus."""
-    folder = Path(folder)
-    with (folder / "expected.csv").open(encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["exit"] == "0"]
-    return [(r["file"], load(folder / r["file"])) for r in rows]
 
 
 def _langchain_messages(log: Log):

@@ -9,8 +9,10 @@ front door.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+from pathlib import Path
 
 from workbench.closure.logtypes import (
     Handles,
@@ -73,3 +75,12 @@ def load(path: str | os.PathLike, format: str | None = None) -> Log:
 def save(obj, path: str | os.PathLike) -> None:
     """Write a log as indented JSON, atomically."""
     atomic_write_text(path, json.dumps(obj, indent=1, ensure_ascii=False) + "\n")
+
+
+def heldout_logs(folder) -> list[tuple[str, Log]]:
+    """(file name, log) of the complete logs (expected exit 0) of a hand-written corpus folder
+    (its `expected.csv`), in that file's order."""
+    folder = Path(folder)
+    with (folder / "expected.csv").open(encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["exit"] == "0"]
+    return [(r["file"], load(folder / r["file"])) for r in rows]

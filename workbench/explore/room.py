@@ -24,6 +24,7 @@ class SeatedKernelManager(AsyncMappingKernelManager):
     """An AsyncMappingKernelManager with at most `seats` live kernels (0: no limit)."""
 
     seats = Int(0, config=True, help="live kernels at most; 0: no limit")
+    _refill = True  # off while a seat is taken back from a pool (see _release_pooled)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -32,8 +33,9 @@ class SeatedKernelManager(AsyncMappingKernelManager):
             self.fill_if_needed = self._seated_fill(fill)
 
     def _held(self) -> int:
-        """Live kernels or kernels on their way: every kernel started, plus pool entries not
-        started yet (a pool entry that is done is a live kernel, already counted)."""
+        """Seats taken or on their way: every live kernel plus every pool entry still being
+        prepared. An entry whose kernel has started but not finished preheating counts twice,
+        so a refill errs on the side of fewer kernels, never more than the seats."""
         pools = getattr(self, "_pools", {})
         waiting = sum(1 for pool in pools.values() for task in pool if not task.done())
         return len(self.list_kernel_ids()) + waiting
@@ -89,8 +91,6 @@ class SeatedKernelManager(AsyncMappingKernelManager):
                         self._refill = True
                     return True
         return False
-
-    _refill = True
 
     async def shutdown_kernel(self, kernel_id, *args, **kwargs):
         """Shut a kernel down; a seat it frees goes back to the pools (when preheating)."""
