@@ -2,9 +2,11 @@
 
 Each manager scores spans against the agent's goal (or takes a span's supplied `score`), evicts
 when the window passes its trigger, and (except relevance-only and DSGC) keeps the retained window
-referentially closed. Every manager is incremental: adding a span costs O(its references), a
-cycle costs O(r log r) in the r retained spans, and nothing is rebuilt over the whole log, so a
-100,000-span log replays in seconds. A window still over capacity after a cycle is recorded in
+referentially closed. Every manager is incremental: adding a span costs O(its references), and
+nothing is rebuilt over the whole log. The window keeps its order by score, its handle counts and
+who needs each span as it changes (`window._enter` / `_leave`), and the gate keeps its units, so
+a gate cycle costs O(its proposal + the evictable units), not O(window); the atomic, tombstone
+and DSGC managers still group the window per cycle (O(r log r) in the r retained spans). A window still over capacity after a cycle is recorded in
 `over_budget` (and refused with `strict=True`): a manager never exceeds its budget silently.
 """
 
@@ -45,11 +47,96 @@ class GatedManager(RelevanceManager):
     name = "gate"
     closure = True
 
+    def __init__(self, capacity: int, **kw):
+        super().__init__(capacity, **kw)
+        # the closure-respecting greedy's units, kept as the window changes: a unit is a call
+        # with its binding answer (`SpanIndex.unit`); links count (needer, needed) span pairs
+        # between two retained units
+        self._umem: dict[int, dict[int, None]] = {}  # unit -> its retained members
+        self._uscore: dict[int, float] = {}  # unit -> its best retained member's score
+        self._uneeds: dict[int, dict[int, int]] = {}  # unit -> {unit it needs: links}
+        self._nb: dict[int, int] = {}  # unit -> retained units that need it
+        self._ufix: dict[int, int] = {}  # unit -> its retained pins
+        self._free: set[int] = set()  # units nothing retained needs, unpinned: evictable now
+
+    def _refree(self, u: int) -> None:
+        if self._umem.get(u) and not self._nb.get(u) and not self._ufix.get(u):
+            self._free.add(u)
+        else:
+            self._free.discard(u)
+
+    def _link(self, u: int, v: int) -> None:
+        d = self._uneeds.get(u)
+        if d is None:
+            d = self._uneeds[u] = {}
+        c = d.get(v, 0)
+        d[v] = c + 1
+        if not c:
+            self._nb[v] = self._nb.get(v, 0) + 1
+            self._free.discard(v)
+
+    def _unlink(self, u: int, v: int) -> None:
+        d = self._uneeds[u]
+        c = d[v] - 1
+        if c:
+            d[v] = c
+            return
+        del d[v]
+        self._nb[v] -= 1
+        if not self._nb[v]:
+            self._refree(v)
+
+    def _enter(self, i: int) -> None:
+        super()._enter(i)
+        unit, retained = self.index.unit, self.retained
+        u = unit[i]
+        ms = self._umem.get(u)
+        if ms is None:
+            ms = self._umem[u] = {}
+        ms[i] = None
+        s = self.score[i]
+        if len(ms) == 1 or s > self._uscore[u]:
+            self._uscore[u] = s
+        if i in self.pins:
+            self._ufix[u] = self._ufix.get(u, 0) + 1
+        for p in self.index.needs[i]:
+            if p in retained and unit[p] != u:
+                self._link(u, unit[p])
+        for q in self._rret.get(i, ()):
+            if unit[q] != u:
+                self._link(unit[q], u)
+        self._refree(u)
+
+    def _leave(self, i: int) -> None:
+        unit, retained = self.index.unit, self.retained
+        u = unit[i]
+        for p in self.index.needs[i]:
+            if p in retained and unit[p] != u:
+                self._unlink(u, unit[p])
+        for q in self._rret.get(i, ()):
+            if unit[q] != u:
+                self._unlink(unit[q], u)
+        super()._leave(i)
+        ms = self._umem[u]
+        del ms[i]
+        if i in self.pins:
+            self._ufix[u] -= 1
+        if not ms:
+            del self._umem[u], self._uscore[u]
+        elif self.score[i] == self._uscore[u]:
+            self._uscore[u] = max(self.score[j] for j in ms)
+        self._refree(u)
+
+    def _rescored(self) -> None:
+        super()._rescored()
+        score = self.score
+        self._uscore = {u: max(score[j] for j in ms) for u, ms in self._umem.items()}
+
     def _dangling(self, W, proposal) -> list[int]:
-        """Evicted positions a span the proposal retains needs (closure was intact before)."""
-        ev = set(proposal)
-        needs = self.index.needs
-        return sorted({p for i in W if i not in ev for p in needs[i] if p in ev})
+        """Evicted positions a span the proposal retains needs (closure was intact before):
+        from the kept needers of each position, O(|proposal|)."""
+        ev, rret = set(proposal), self._rret
+        return sorted(p for p in proposal if (r := rret.get(p)) and not r <= ev)
 
     def _gate(self, W, proposal, margin, prop_orphans):
         throttled = margin is not None and margin < self.floor
@@ -88,58 +175,39 @@ class GatedManager(RelevanceManager):
         return out
 
     def _greedy(self, W, target) -> list[int]:
-        """Closure-respecting eviction, O(r log r): a unit (a call with its binding answer) becomes
-        evictable once no retained unit outside it needs a member; lowest best-member score first,
-        below the threshold until the target, then any until the window is within capacity."""
+        """Closure-respecting eviction of the window W (the retained spans): a unit (a call with
+        its binding answer) becomes evictable once no retained unit outside it needs a member;
+        lowest best-member score first, below the threshold until the target, then any until the
+        window is within capacity. O(evictable units + what it evicts), from the kept units."""
         need_soft, need_hard = self._needs(target)
         if max(need_soft, need_hard) <= 0:
             return []  # nothing to free (a throttled window under capacity): nothing to build
-        score, cost, needs, unit = self.score, self.index.cost, self.index.needs, self.index.unit
-        inW = self.retained
-        members: dict[int, list[int]] = {}
-        uscore: dict[int, float] = {}
-        ucost: dict[int, int] = {}
-        upre: dict[int, set] = {}
-        needed_by: dict[int, int] = {}
-        linked = []  # (unit, the positions its member needs)
-        for i in W:
-            u = unit[i]
-            ms = members.get(u)
-            if ms is None:
-                members[u], uscore[u], ucost[u], needed_by[u] = [i], score[i], cost[i], 0
-            else:
-                ms.append(i)
-                if score[i] > uscore[u]:
-                    uscore[u] = score[i]
-                ucost[u] += cost[i]
-            if needs[i]:
-                linked.append((u, needs[i]))
-        for u, ps in linked:
-            for p in ps:
-                if p in inW:
-                    v = unit[p]
-                    if v != u:
-                        pre = upre.get(u)
-                        if pre is None:
-                            pre = upre[u] = set()
-                        if v not in pre:
-                            pre.add(v)
-                            needed_by[v] += 1
-        fixed = {unit[i] for i in self.pins if i in inW}
-        heap = [(uscore[u], u) for u, c in needed_by.items() if c == 0 and u not in fixed]
+        cost, us, umem, uneeds, nb, fix = (
+            self.index.cost,
+            self._uscore,
+            self._umem,
+            self._uneeds,
+            self._nb,
+            self._ufix,
+        )
+        heap = [(us[u], u) for u in self._free]
         heapq.heapify(heap)
+        left: dict[int, int] = {}  # units' needers still retained as the eviction proceeds
         out, freed, goal = [], 0, max(need_soft, need_hard)
         while heap and freed < goal:
             s, u = heapq.heappop(heap)
             if freed >= need_hard and s >= self.threshold:
                 break  # hard budget met; the heap holds only units at or above the threshold, and
                 # nothing more is evicted, so nothing new can enter it
-            out += members[u]
-            freed += ucost[u]
-            for v in upre.get(u, ()):
-                needed_by[v] -= 1
-                if needed_by[v] == 0 and v not in fixed:
-                    heapq.heappush(heap, (uscore[v], v))
+            ms = umem[u]
+            out += ms
+            freed += sum(cost[i] for i in ms)
+            for v in uneeds.get(u, ()):
+                c = left.get(v)
+                c = (nb[v] if c is None else c) - 1
+                left[v] = c
+                if not c and not fix.get(v):
+                    heapq.heappush(heap, (us[v], v))
         return out
 
 
@@ -333,6 +401,7 @@ def replay(spans, manager: RelevanceManager, goal: str | None = None) -> Relevan
     manager.set_goal(goal)
     emb = manager.encoder([s.text for s in spans]) if spans else None
     sims = (emb @ manager._q).tolist() if spans else []  # the goal is fixed: one product
+    manager.reserve(manager.n + len(spans))
     k = 0
     with paused_gc():
         while k < len(spans):

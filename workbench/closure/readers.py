@@ -185,6 +185,7 @@ def read_langchain(dicts) -> Log:
         raise err("a LangChain dump is a list of {type, data} objects")
     out, legacy = [], _Legacy()
     append = out.append
+    none = ()  # one shared empty tuple for no calls / no answers: fewer objects for the collector
     for i, d in enumerate(dicts):
         data = None if type(d) is dict else getattr(d, "__dict__", None)
         if data is not None:  # an object: the short path when its shape is the usual one
@@ -193,15 +194,21 @@ def read_langchain(dicts) -> Log:
                 if kind == "tool":
                     cid = data.get("tool_call_id")
                     if type(cid) is str:
-                        append(Message(i, "tool", content, [], [cid], d))
+                        append(Message(i, "tool", content, none, (cid,), d))
                         continue
                 elif kind == "human" or kind == "system":
-                    append(Message(i, "user" if kind == "human" else "system", content, [], [], d))
+                    append(
+                        Message(i, "user" if kind == "human" else "system", content, none, none, d)
+                    )
                     continue
                 elif kind == "ai" and not data.get("additional_kwargs"):
-                    short = _lc_short_calls(data.get("tool_calls"), content)
+                    tcs = data.get("tool_calls")
+                    if not tcs:
+                        append(Message(i, "assistant", content, none, none, d))
+                        continue
+                    short = _lc_short_calls(tcs, content)
                     if short is not None:
-                        append(Message(i, "assistant", short[1], short[0], [], d))
+                        append(Message(i, "assistant", short[1], short[0], none, d))
                         continue
         append(_lc_message(i, d, legacy))
     return Log("langchain", out)

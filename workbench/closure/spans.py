@@ -276,15 +276,20 @@ class SpanIndex:
         self.refs.append(refs)
         self.defs.append(defs)
         self.tombs.append(tombs)
-        deps = [self.pos[d] for d in span.depends_on if d in self.pos]
-        self.unresolved.append(tuple(d for d in span.depends_on if d not in self.pos))
+        if span.depends_on:
+            deps = [self.pos[d] for d in span.depends_on if d in self.pos]
+            self.unresolved.append(tuple(d for d in span.depends_on if d not in self.pos))
+        else:
+            deps = []
+            self.unresolved.append(())
         need = set(deps)
-        # a span naming a handle it does not itself define depends on the span that first did
-        need.update(self.definer[h] for h in refs - defs if h in self.definer)
-        for h in sorted(defs):
+        if refs:  # a span naming a handle it does not itself define needs the span that first did
+            definer = self.definer
+            need.update(definer[h] for h in refs - defs if h in definer)
+        for h in sorted(defs) if defs else ():
             self.definer.setdefault(h, i)
             self.defined_by.setdefault(h, []).append(i)
-        for h in sorted(refs):
+        for h in sorted(refs) if refs else ():
             self.named_by.setdefault(h, []).append(i)
         call = None
         if span.role in ANSWERS:

@@ -5,6 +5,7 @@ managers (`workbench.closure.managers`) change how a cycle's proposal is gated o
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,6 +123,13 @@ class RelevanceManager:
         self.held: set[int] = set()  # kept by closure against the scorer (pins and re-admissions)
         self.tombstones: set[int] = set()
         self._new: list[int] = []
+        # kept as the window changes, so a cycle costs what it evicts, not the window's size:
+        self._ord: list[tuple[float, int]] = []  # (score, -position) of unpinned retained spans
+        self._named: dict[str, int] = {}  # handle -> retained spans naming it
+        self._defd: dict[str, int] = {}  # handle -> retained spans defining or tombstoning it
+        self._open: set[str] = set()  # handles named in the window and defined nowhere in it
+        self._rret: dict[int, set[int]] = {}  # position -> the retained spans that need it
+        self._cut: tuple[list[int], int] | None = None  # the last relevance proposal, its length
         self.cycles: list[Cycle] = []
         self.over_budget: list[tuple[int, int]] = []  # (turn, tokens over capacity)
 
@@ -161,6 +169,13 @@ class RelevanceManager:
         )
 
     # --- the log grows ---
+    def reserve(self, n: int) -> None:
+        """Room for `n` spans' embeddings in all, so adding them copies no rows twice."""
+        if n > len(self._emb):
+            grown = np.zeros((n, self.encoder.dim))
+            grown[: self.n] = self._emb[: self.n]
+            self._emb = grown
+
     def add(self, *spans: Span, emb: np.ndarray | None = None, sims=None) -> None:
         """Append spans to the log; they enter the window. `emb`: their rows, if already encoded;
         `sims`: their cosines to the current goal, if already computed."""
@@ -168,28 +183,29 @@ class RelevanceManager:
             return
         n0 = self.n
         if n0 + len(spans) > len(self._emb):
-            grown = np.zeros((max(2 * len(self._emb), n0 + len(spans)), self.encoder.dim))
-            grown[:n0] = self._emb[:n0]
-            self._emb = grown
+            self.reserve(max(2 * len(self._emb), n0 + len(spans)))
         self._emb[n0 : n0 + len(spans)] = (
             self.encoder([s.text for s in spans]) if emb is None else emb
         )
         if sims is None and self._q is not None:
             sims = (self._emb[n0 : n0 + len(spans)] @ self._q).tolist()
+        index = self.index
         for k, s in enumerate(spans):
-            i = self.index.add(s)
+            i = index.add(s)
             if s.score is not None:
                 self.score.append(s.score)
                 self._version.append(-1)
             else:
                 self.score.append(sims[k] if sims is not None else 0.0)
                 self._version.append(self._goal_version if sims is not None else -2)
-            self.retained[i] = None
-            self.used += self.index.cost[i]
             if s.pinned or s.role == "tombstone":
                 self.pins.add(i)
             if s.role == "tombstone":
                 self.tombstones.add(i)
+            call = index.call_of.get(i)
+            if call is not None and call in self.retained and index.defs[i]:
+                self._rret.setdefault(i, set()).add(call)  # a retained call now needs its binding
+            self._enter(i)
             self._new.append(i)
 
     def set_goal(self, goal: str) -> None:
@@ -205,19 +221,74 @@ class RelevanceManager:
             for i, v in zip(stale, sims.tolist(), strict=True):
                 self.score[i] = v
                 self._version[i] = self._goal_version
+            self._rescored()
+
+    def _rescored(self) -> None:
+        """Scores of retained spans changed: rebuild what is ordered by them."""
+        score, pins = self.score, self.pins
+        self._ord = sorted((score[i], -i) for i in self.retained if i not in pins)
 
     def _admit(self, i: int) -> None:
         """Bring an evicted span back into the window (rescored if its score is stale)."""
         if self._version[i] not in (-1, self._goal_version) and self._q is not None:
             self.score[i] = float(self._emb[i] @ self._q)
             self._version[i] = self._goal_version
-        self.retained[i] = None
-        self.used += self.index.cost[i]
+        self._enter(i)
 
     def _drop(self, i: int) -> None:
-        del self.retained[i]
-        self.used -= self.index.cost[i]
+        self._leave(i)
         self.held.discard(i)
+
+    def _enter(self, i: int) -> None:
+        """Span i joins the window: O(its handles and needs)."""
+        index = self.index
+        self.retained[i] = None
+        self.used += index.cost[i]
+        if i not in self.pins:
+            insort(self._ord, (self.score[i], -i))
+        named, defd, open_ = self._named, self._defd, self._open
+        for h in index.refs[i]:
+            c = named.get(h, 0)
+            named[h] = c + 1
+            if not c and not defd.get(h):
+                open_.add(h)
+        for hs in (index.defs[i], index.tombs[i]):
+            for h in hs:
+                c = defd.get(h, 0)
+                defd[h] = c + 1
+                if not c:
+                    open_.discard(h)
+        rret = self._rret
+        for p in index.needs[i]:
+            r = rret.get(p)
+            if r is None:
+                rret[p] = {i}
+            else:
+                r.add(i)
+
+    def _leave(self, i: int) -> None:
+        """Span i leaves the window: O(its handles and needs)."""
+        index = self.index
+        del self.retained[i]
+        self.used -= index.cost[i]
+        if i not in self.pins:
+            o = self._ord
+            del o[bisect_left(o, (self.score[i], -i))]
+        named, defd, open_ = self._named, self._defd, self._open
+        for h in index.refs[i]:
+            c = named[h] - 1
+            named[h] = c
+            if not c:
+                open_.discard(h)
+        for hs in (index.defs[i], index.tombs[i]):
+            for h in hs:
+                c = defd[h] - 1
+                defd[h] = c
+                if not c and named.get(h):
+                    open_.add(h)
+        rret = self._rret
+        for p in index.needs[i]:
+            rret[p].discard(i)
 
     def resolve(self, handle: str) -> str:
         """'bound' if a retained span defines the handle, 'recoverable' if a retained tombstone
@@ -280,19 +351,18 @@ class RelevanceManager:
         used_before = self.used
         proposal, unit_score = self._propose(W, self.target)
         margin = self._margin(W, proposal, unit_score)
-        prop_orphans = self._orphans(set(W).difference(proposal) if proposal else W)
+        prop_orphans = self._orphans_without(proposal)
         commit, decision, throttled = self._gate(W, proposal, margin, prop_orphans)
         for i in commit:
             self._drop(i)
         tombed = self._externalize(commit, turn)
         kept_against = sorted(set(proposal).difference(commit)) if proposal else []
         if kept_against:  # held by closure: what a retained span needs (not what a throttle defers)
-            needs = self.index.needs
-            needed = {p for i in self.retained for p in needs[i]}
-            kept_against = [p for p in kept_against if p in needed]
+            rret = self._rret
+            kept_against = [p for p in kept_against if rret.get(p)]
             self.held.update(kept_against)
         spans = self.index.spans
-        after = prop_orphans if commit == proposal and not tombed else self._orphans(self.retained)
+        after = prop_orphans if commit == proposal and not tombed else sorted(self._open)
         cyc = Cycle(
             turn,
             used_before,
@@ -315,19 +385,30 @@ class RelevanceManager:
 
     def _propose(self, W, target) -> tuple[list[int], dict | None]:
         """(positions the scorer alone would evict, unit scores or None for span scores)."""
-        score, cost = self.score, self.index.cost
         # lowest first; among equal scores the later span goes first, as the note's
-        # sorted(..., reverse=True) keeps the earlier of two ties
-        pins = self.pins
-        cand = [i for i in W if i not in pins] if pins else list(W)
-        cand.sort(reverse=True)  # two C-level sorts: by -i, then (stable) by score
-        cand.sort(key=score.__getitem__)
-        return _walk(cand, score, cost, *self._needs(target), self.threshold), None
+        # sorted(..., reverse=True) keeps the earlier of two ties: the order `_ord` keeps. The
+        # walk (`_walk` on that order) takes a prefix: below the threshold until the soft need,
+        # then on until the hard need
+        cost, o, thr = self.index.cost, self._ord, self.threshold
+        need_soft, need_hard = self._needs(target)
+        n, k, freed = len(o), 0, 0
+        while k < n and freed < need_soft and o[k][0] < thr:
+            freed += cost[-o[k][1]]
+            k += 1
+        while k < n and freed < need_hard:
+            freed += cost[-o[k][1]]
+            k += 1
+        out = [-t[1] for t in o[:k]]
+        self._cut = (out, k)
+        return out, None
 
     def _margin(self, W, evict, unit_score=None) -> float | None:
         """Lowest retained score minus highest evicted score, over scored (unpinned) spans."""
         if not evict:
             return None
+        if unit_score is None and self._cut is not None and self._cut[0] is evict:
+            k, o = self._cut[1], self._ord  # a prefix of the order: its last, the next one
+            return None if k >= len(o) else o[k][0] - o[k - 1][0]
         sc = self.score if unit_score is None else unit_score
         ev = set(evict)
         kept = [sc[i] for i in W if i not in ev and i not in self.pins]
@@ -335,18 +416,33 @@ class RelevanceManager:
             return None
         return min(kept) - max(sc[i] for i in evict)
 
-    def _orphans(self, kept) -> list[str]:
-        """Handles named in `kept` whose definition is not in it (nor tombstoned), O(|kept|)."""
+    def _orphans_without(self, evict) -> list[str]:
+        """`_orphans` of the window less `evict`, from the kept counts: O(|evict|'s handles)."""
+        if not evict:
+            return sorted(self._open)
         refs, defs, tombs = self.index.refs, self.index.defs, self.index.tombs
-        defined, named = set(), set()
-        for i in kept:
+        dn: dict[str, int] = {}
+        dd: dict[str, int] = {}
+        for i in evict:
             if refs[i]:
-                named |= refs[i]
+                for h in refs[i]:
+                    dn[h] = dn.get(h, 0) + 1
             if defs[i]:
-                defined |= defs[i]
+                for h in defs[i]:
+                    dd[h] = dd.get(h, 0) + 1
             if tombs[i]:
-                defined |= tombs[i]
-        return sorted(named - defined)
+                for h in tombs[i]:
+                    dd[h] = dd.get(h, 0) + 1
+        if not dn and not dd:
+            return sorted(self._open)  # touching no handle, it orphans nothing new
+        out = set(self._open)
+        named, defd = self._named, self._defd
+        for h in dn.keys() | dd.keys():
+            if named.get(h, 0) - dn.get(h, 0) > 0 and defd.get(h, 0) - dd.get(h, 0) == 0:
+                out.add(h)
+            else:
+                out.discard(h)
+        return sorted(out)
 
     def _gate(self, W, proposal, margin, prop_orphans):
         """(committed eviction, decision, throttled); relevance-only trusts the proposal."""
