@@ -54,7 +54,7 @@ READY = r"""
 })();
 """
 ARRIVAL_S = 5.0  # the pages arrive within this many seconds
-READY_S = 120  # a page not ready by then has failed
+READY_S = 300  # a page not ready this long after the room arrived has failed (one deadline)
 
 
 def _tree(root: int) -> list[Path]:
@@ -198,9 +198,11 @@ def room(n: int, rounds: int = 6, pool: int | None = None) -> dict:
                 page.goto(links[kind], wait_until="commit", timeout=READY_S * 1000)
                 time.sleep(gap if n > 1 else 0)
             first, failed = [], []
+            deadline = time.monotonic() + READY_S  # shared: a failed page does not add its wait
             for k, page in enumerate(pages):
                 try:
-                    page.wait_for_function("() => !!window.__ready", timeout=READY_S * 1000)
+                    left = max(deadline - time.monotonic(), 0.1)
+                    page.wait_for_function("() => !!window.__ready", timeout=left * 1000)
                     first.append(page.evaluate("() => window.__ready") / 1000)
                     if "model not found" in page.inner_text("body").lower():
                         failed.append((k, "model not found"))

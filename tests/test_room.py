@@ -80,7 +80,9 @@ def room(tmp_path_factory):
     folder = app.room_folder()
     # no preheated pool here: these tests follow single kernels (culling, refusals); the
     # preheated room has its own test below
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, pool=0)
+    command = partial(
+        app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, first_connect=4, pool=0
+    )
     log = tmp_path_factory.mktemp("room") / "voila.log"
     with app.serve(folder, log=log, command=command) as base:
         server = _server(folder)
@@ -116,7 +118,8 @@ def test_without_the_token_nothing_starts(room):
 
 def test_a_page_that_never_connects_has_its_kernel_freed(room):
     """A plain GET executes the notebook in a kernel and never opens its websocket: the kernel
-    is culled once idle (4 s here, 60 s in a room), not kept for the rest of the workshop."""
+    is culled once idle (4 s here, `app.FIRST_CONNECT` in a room), not kept for the rest of the
+    workshop."""
     base, server, _ = room
     status, _, body = _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")
     assert status == 200 and "Workshop" in body
@@ -125,6 +128,28 @@ def test_a_page_that_never_connects_has_its_kernel_freed(room):
     while _kernels(server) and time.monotonic() < deadline:
         time.sleep(1)
     assert seen and not _kernels(server), "the kernel of a page that is gone was not freed"
+
+
+def test_a_page_still_on_its_way_keeps_its_kernel_past_the_idle_cull(tmp_path):
+    """A kernel no page has connected to yet gets `first_connect` seconds, not `cull_after`: in a
+    room opening its pages together, a page may take a minute from its notebook's end to its
+    websocket. Here the culler checks every second and would cull at 2 s; the kernel lives past
+    that, and is culled once its longer grace (12 s) has passed."""
+    folder = app.room_folder()
+    command = partial(
+        app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=2, first_connect=12, pool=0
+    )
+    with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
+        server = _server(folder)
+        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
+        held = _kernels(server)
+        time.sleep(7)  # the idle cull (2 s, checked every 1 s) has had five chances
+        assert held and _kernels(server) == held, "a kernel whose page never connected was culled"
+        deadline = time.monotonic() + 60
+        while _kernels(server) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not _kernels(server), "the grace never ended"
+    assert "due to" in (tmp_path / "voila.log").read_text()  # the culler's own line
 
 
 def test_the_links_carry_the_token():
@@ -139,7 +164,15 @@ def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
     """One seat: while a page holds it, the next page gets the room's "full" page (503) and no
     kernel starts; once the seat is freed (the first page's kernel culled), a page gets in."""
     folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=10, seats=1, pool=0)
+    command = partial(
+        app.room_command,
+        ip="127.0.0.1",
+        token=TOKEN,
+        cull_after=10,
+        first_connect=10,
+        seats=1,
+        pool=0,
+    )
     with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
         server = _server(folder)
         assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200

@@ -11,10 +11,11 @@ Room mode (what `main` serves):
 - a room token (`--token`, else `WORKBENCH_ROOM_TOKEN`, else a random one) through the Jupyter
   server's own token auth: the links printed carry `?token=...`; a request without it gets the
   server's login page and starts nothing;
-- a kernel whose page has gone (closed without an unload event, or a plain GET that never opened
-  a websocket) is culled after `cull_after` seconds idle (default 45, checked every 10 s: freed within 55 s
-  of its page closing); a page
-  that is open keeps its kernel;
+- a kernel whose page has gone (closed without an unload event) is culled after `cull_after`
+  seconds idle (default 45, checked every 10 s: freed within 55 s of its page closing); a kernel
+  whose page never opened its websocket (a plain GET, or a page still loading on a busy machine)
+  after `first_connect` seconds (default 180: a room opening 30 pages at once had every kernel
+  culled at 45 s before its page connected); a page that is open keeps its kernel;
 - cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
   room opens its pages together);
 - preheated kernels, opt-in (`--pool N`, default 0): each notebook is executed ahead of the
@@ -90,6 +91,7 @@ ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
 SEATS = 30  # live kernels at most, by default
 CULL_AFTER = 45  # seconds idle before a kernel whose page is gone is freed (+ a 10 s check)
+FIRST_CONNECT = 180  # ... whose page never connected (it may still be loading: room.py)
 POOL = 0  # preheated kernels per notebook by default: off (measured, see the module's note)
 
 
@@ -114,6 +116,7 @@ def room_command(
     cull_after: int = CULL_AFTER,
     seats: int = SEATS,
     pool: int | None = None,
+    first_connect: int = FIRST_CONNECT,
 ) -> list[str]:
     """The voila command line for a room: token auth, at most `seats` kernels (then the room's
     "full" page), idle kernels of pages that have gone culled, long output waits, and `pool`
@@ -128,6 +131,7 @@ def room_command(
         "--VoilaConfiguration.multi_kernel_manager_class="
         "workbench.explore.room.SeatedKernelManager",
         f"--SeatedKernelManager.seats={int(seats)}",
+        f"--SeatedKernelManager.first_connect={int(first_connect)}",
         f"--MappingKernelManager.cull_idle_timeout={int(cull_after)}",
         f"--MappingKernelManager.cull_interval={max(1, min(10, int(cull_after) // 2))}",
         "--MappingKernelManager.cull_connected=False",
@@ -268,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         default=CULL_AFTER,
         help="seconds before an idle kernel whose page is gone is freed",
     )
+    ap.add_argument(
+        "--first-connect",
+        type=int,
+        default=FIRST_CONNECT,
+        help="seconds before an idle kernel whose page never connected is freed (its page may "
+        "still be loading while the room arrives)",
+    )
     a = ap.parse_args(argv)
     token = room_token(a.token)
     folder = room_folder()
@@ -278,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         "required)",
         flush=True,
     )
-    cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats, a.pool)
+    cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats, a.pool, a.first_connect)
     env = voila_env()
     env.setdefault("WORKBENCH_WARM", "0")  # no page loads the sentence model until it asks for it
     os.execve(cmd[0], cmd, env)
