@@ -95,11 +95,13 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
 
 def test_a_widget_that_fails_to_render_says_so_and_the_page_reloads(tmp_path):
     """The page's watchdog (the wb template): a widget showing Voila's "Error displaying widget"
-    (what a loaded room produced) makes the page say so and reload itself, with a fresh kernel."""
+    (what a loaded room produced) makes the page say so and reload itself, with a fresh kernel.
+    One seat: the page frees its own kernel before it reloads, so the reload finds the seat
+    free (Voila's unload beacon alone raced the reload into "the room is full")."""
     from playwright.sync_api import sync_playwright
 
     folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=3)
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=1)
     env = dict(os.environ, WORKBENCH_WARM="0")
     with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
         links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
@@ -122,4 +124,34 @@ def test_a_widget_that_fails_to_render_says_so_and_the_page_reloads(tmp_path):
             )
             page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
             assert len(loads) == 2  # reloaded once, and whole again
+            assert "The room is full" not in page.inner_text("body")
+            ctx.close()
+
+
+def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(tmp_path):
+    """One seat, two pages: the second gets "the room is full" with a countdown, starts nothing,
+    and tries again on its own; once the first page closes, it gets in."""
+    from playwright.sync_api import sync_playwright
+
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=1)
+    env = dict(os.environ, WORKBENCH_WARM="0")
+    with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
+        server = _server(folder)
+        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
+        with sync_playwright() as p:
+            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = app.Recorder(ctx)
+            first, second = ctx.new_page(), ctx.new_page()
+            first.goto(links["workshop"], timeout=TIMEOUT_MS)
+            first.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+            second.goto(links["explorer"], timeout=TIMEOUT_MS)
+            assert "The room is full" in second.inner_text("body")
+            second.wait_for_function(
+                "() => /Trying again in 1[0-8] s/.test(document.body.innerText)", timeout=5_000
+            )
+            assert len(_kernels(server)) == 1  # the refused page started nothing
+            first.close()  # its unload frees the seat
+            second.wait_for_selector(".wbx .wb-verdict-text", timeout=WAIT_MS)
+            assert not rec.offsite(), rec.offsite()
             ctx.close()
