@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from workbench.common.encoders import (
+    RECOMPUTE_BATCH,
     CachedEncoder,
     EncoderUnavailable,
     LexicalEncoder,
@@ -120,3 +121,16 @@ def test_sentence_encoder_matches_sentence_transformers():
     ref = SentenceTransformer(enc.path(), device="cpu", local_files_only=True)
     want = ref.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
     np.testing.assert_allclose(enc.encode(texts), want, atol=2e-5)
+
+
+def test_a_large_lexical_batch_skips_the_memo_and_gives_the_same_bytes():
+    """A replayed log is one large batch: the lexical encoder (cheaper to run than to memoize)
+    encodes it without keeping a row per text, with the bytes the memoized path gives."""
+    texts = [f"poll job_{i:05x} for the churn model, step {i % 7}" for i in range(RECOMPUTE_BATCH)]
+    big = CachedEncoder(LexicalEncoder())
+    whole = big.encode(texts)
+    assert big.encoded == len(texts) and not big._memo  # encoded, not kept
+    small = CachedEncoder(LexicalEncoder())
+    parts = np.concatenate([small.encode(texts[i : i + 500]) for i in range(0, len(texts), 500)])
+    assert len(small._memo) == len(set(texts))  # the small batches are memoized
+    assert whole.tobytes() == parts.tobytes()

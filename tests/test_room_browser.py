@@ -53,6 +53,12 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
                 )
             for page, kind in zip(pages, kinds, strict=True):  # all five arrive together
                 page.goto(links[kind], wait_until="commit", timeout=TIMEOUT_MS)
+            # a page that waits says for what, the seconds counting (the last to arrive waits)
+            pages[-1].wait_for_function(
+                "() => /^Waiting [1-9][0-9]* s: (starting|running)/.test("
+                "document.getElementById('wb-wait')?.textContent || '')",
+                timeout=TIMEOUT_MS,
+            )
             for k, (page, kind) in enumerate(zip(pages, kinds, strict=True)):
                 if os.environ.get("WORKBENCH_SCREENSHOTS"):
                     page.screenshot(path=f"{os.environ['WORKBENCH_SCREENSHOTS']}/room_{k}.png")
@@ -71,6 +77,7 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
                         assert page.locator(f".wb-part-{part} .wb-reveal").count() == 1
                 page.wait_for_timeout(500)
                 assert NOT_FOUND not in page.inner_text("body").lower(), kind
+                assert page.locator("#wb-wait").count() == 0  # gone once the page shows
                 if kind == "explorer seed 7":  # the page's link decides what it shows
                     assert "/seed=7/" in page.inner_text(".wbx .wb-verdict-text")
             served = set(re.findall(r"Connecting to kernel ([0-9a-f-]{36})", log.read_text()))

@@ -68,7 +68,7 @@ class ContextClosureError(RuntimeError):
     margin is below the floor (raise mode)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """One span of an agent trace: a user turn, reasoning, a tool call, its result, a document.
 

@@ -130,6 +130,12 @@ class RelevanceManager:
         self._open: set[str] = set()  # handles named in the window and defined nowhere in it
         self._rret: dict[int, set[int]] = {}  # position -> the retained spans that need it
         self._cut: tuple[list[int], int] | None = None  # the last relevance proposal, its length
+        # the same counts for the window less the last proposal (`_orphans_without`)
+        self._pset: set[int] = set()  # the last proposal
+        self._pn: dict[str, int] = {}  # handle -> spans of it naming it
+        self._pd: dict[str, int] = {}  # handle -> spans of it defining or tombstoning it
+        self._popen: set[str] = set()  # orphans of the window less the last proposal
+        self._dirty: set[str] = set()  # handles whose window counts changed since then
         self.cycles: list[Cycle] = []
         self.over_budget: list[tuple[int, int]] = []  # (turn, tokens over capacity)
 
@@ -246,18 +252,22 @@ class RelevanceManager:
         self.used += index.cost[i]
         if i not in self.pins:
             insort(self._ord, (self.score[i], -i))
-        named, defd, open_ = self._named, self._defd, self._open
-        for h in index.refs[i]:
-            c = named.get(h, 0)
-            named[h] = c + 1
-            if not c and not defd.get(h):
-                open_.add(h)
+        named, defd, open_, dirty = self._named, self._defd, self._open, self._dirty
+        if index.refs[i]:
+            dirty |= index.refs[i]
+            for h in index.refs[i]:
+                c = named.get(h, 0)
+                named[h] = c + 1
+                if not c and not defd.get(h):
+                    open_.add(h)
         for hs in (index.defs[i], index.tombs[i]):
-            for h in hs:
-                c = defd.get(h, 0)
-                defd[h] = c + 1
-                if not c:
-                    open_.discard(h)
+            if hs:
+                dirty |= hs
+                for h in hs:
+                    c = defd.get(h, 0)
+                    defd[h] = c + 1
+                    if not c:
+                        open_.discard(h)
         rret = self._rret
         for p in index.needs[i]:
             r = rret.get(p)
@@ -274,18 +284,22 @@ class RelevanceManager:
         if i not in self.pins:
             o = self._ord
             del o[bisect_left(o, (self.score[i], -i))]
-        named, defd, open_ = self._named, self._defd, self._open
-        for h in index.refs[i]:
-            c = named[h] - 1
-            named[h] = c
-            if not c:
-                open_.discard(h)
+        named, defd, open_, dirty = self._named, self._defd, self._open, self._dirty
+        if index.refs[i]:
+            dirty |= index.refs[i]
+            for h in index.refs[i]:
+                c = named[h] - 1
+                named[h] = c
+                if not c:
+                    open_.discard(h)
         for hs in (index.defs[i], index.tombs[i]):
-            for h in hs:
-                c = defd[h] - 1
-                defd[h] = c
-                if not c and named.get(h):
-                    open_.add(h)
+            if hs:
+                dirty |= hs
+                for h in hs:
+                    c = defd[h] - 1
+                    defd[h] = c
+                    if not c and named.get(h):
+                        open_.add(h)
         rret = self._rret
         for p in index.needs[i]:
             rret[p].discard(i)
@@ -417,32 +431,35 @@ class RelevanceManager:
         return min(kept) - max(sc[i] for i in evict)
 
     def _orphans_without(self, evict) -> list[str]:
-        """`_orphans` of the window less `evict`, from the kept counts: O(|evict|'s handles)."""
-        if not evict:
-            return sorted(self._open)
+        """Handles the window less `evict` names and does not define (nor tombstone). Kept as
+        the proposals change: the counts of the last proposal are updated by what entered and
+        left it, and a handle's status is looked at again only where a count changed (in the
+        window or in the proposal), so a cycle costs the change, not the proposal's size."""
         refs, defs, tombs = self.index.refs, self.index.defs, self.index.tombs
-        dn: dict[str, int] = {}
-        dd: dict[str, int] = {}
-        for i in evict:
-            if refs[i]:
-                for h in refs[i]:
-                    dn[h] = dn.get(h, 0) + 1
-            if defs[i]:
-                for h in defs[i]:
-                    dd[h] = dd.get(h, 0) + 1
-            if tombs[i]:
-                for h in tombs[i]:
-                    dd[h] = dd.get(h, 0) + 1
-        if not dn and not dd:
-            return sorted(self._open)  # touching no handle, it orphans nothing new
-        out = set(self._open)
-        named, defd = self._named, self._defd
-        for h in dn.keys() | dd.keys():
-            if named.get(h, 0) - dn.get(h, 0) > 0 and defd.get(h, 0) - dd.get(h, 0) == 0:
-                out.add(h)
+        P = set(evict)
+        old = self._pset
+        touched = self._dirty
+        self._dirty = set()
+        pn, pd = self._pn, self._pd
+        for group, step in ((old - P, -1), (P - old, 1)):
+            for i in group:
+                if refs[i]:
+                    touched |= refs[i]
+                    for h in refs[i]:
+                        pn[h] = pn.get(h, 0) + step
+                for hs in (defs[i], tombs[i]):
+                    if hs:
+                        touched |= hs
+                        for h in hs:
+                            pd[h] = pd.get(h, 0) + step
+        self._pset = P
+        named, defd, popen = self._named, self._defd, self._popen
+        for h in touched:
+            if named.get(h, 0) - pn.get(h, 0) > 0 and defd.get(h, 0) == pd.get(h, 0):
+                popen.add(h)
             else:
-                out.discard(h)
-        return sorted(out)
+                popen.discard(h)
+        return sorted(popen)
 
     def _gate(self, W, proposal, margin, prop_orphans):
         """(committed eviction, decision, throttled); relevance-only trusts the proposal."""

@@ -18,6 +18,7 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+")
 LEXICAL_DIM = 256
 SENTENCE_DIM = 384
 BATCH = 8192  # texts per call to a base encoder (bounds its memory; a progress bar step)
+RECOMPUTE_BATCH = 4096  # a batch this large of a `recompute` encoder skips the memo
 
 
 class EncoderUnavailable(RuntimeError):
@@ -72,6 +73,7 @@ class LexicalEncoder:
     dim = LEXICAL_DIM
     batch_invariant = True  # integer counts, then one division per row: a row never depends
     # on the other texts of its batch, so any process computes the same bits
+    recompute = True  # cheaper to encode again than to keep: a large batch is not memoized
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
@@ -401,6 +403,11 @@ class CachedEncoder:
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Rows for `texts`; the texts not cached yet go to the base encoder in batches of
         BATCH (a progress bar when `progress` and there is more than one batch)."""
+        if getattr(self.base, "recompute", False) and len(texts) >= RECOMPUTE_BATCH:
+            # a one-pass batch (a log replayed whole) of a batch-invariant encoder cheaper to run
+            # than to memoize: the same bits as the memo's, without keeping a row per text
+            self.encoded += len(texts)
+            return self.base.encode(texts)
         if not self._disk_loaded:
             self._load_disk()
         keys = [_text_key(t) for t in texts]
