@@ -4,8 +4,10 @@ have gone freed. Plain HTTP against the real server (the browser tests drive the
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -221,3 +223,45 @@ def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
     assert max(counts) <= 3, counts
     assert text.count("Using pre-heated kernel") == 2
     assert text.count("seat freed for a page") == 1 and "room full: 3 of 3" in text
+
+
+PROBE = """
+import random
+from workbench.common.encoders import get_encoder
+from workbench.dsgc.trace import Setting, run_setting
+from workbench.explore.explorer import BLOCKS, SLIDERS, TEMPLATE_CHOICES, needs_model
+rng = random.Random(7)
+_, lo, hi = SLIDERS["seed"]
+needed = 0
+for _ in range(40):
+    s = Setting(template=rng.choice(TEMPLATE_CHOICES), seed=rng.randint(lo, hi),
+                total_blocks=rng.choice(BLOCKS), encoder="sentence")
+    needed += needs_model(s)
+    run_setting(s)
+print("needed the model:", needed, "model loaded:", get_encoder("sentence").base.loaded)
+"""
+
+
+@pytest.mark.sentence
+@pytest.mark.slow
+def test_the_room_warms_the_sentence_cache_so_no_page_loads_the_model(tmp_path):
+    """`make app` fills the machine's sentence cache with every text the explorer can show
+    before it serves: a fresh kernel switched to the sentence encoder, at any template, seed
+    and size, reads its embeddings and never loads the model (the model is loaded once per
+    machine, by the warm-up). Without the warm-up the same probe loads it."""
+    env = dict(os.environ, WORKBENCH_CACHE_DIR=str(tmp_path), HF_HUB_OFFLINE="1")
+
+    def run(code):
+        return subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    cold = run(PROBE)  # nothing cached yet: the probe needs the model
+    assert "model loaded: True" in cold
+    for f in tmp_path.iterdir():
+        f.unlink()
+    warm = run("from workbench.explore import app; print(app.warm_room_cache())")
+    assert "once per machine" in warm and "kept in" in warm
+    again = run("from workbench.explore import app; print(app.warm_room_cache())")
+    assert "cached" in again and ", 0)" in again  # the second room encodes nothing
+    assert "needed the model: 0 model loaded: False" in run(PROBE)

@@ -27,7 +27,11 @@ Room mode (what `main` serves):
   3 and then 5 pages (mostly workshops) never showed their widgets ("widget model not found";
   first view p50 34-45 s), against 1 failed page of 10 (p50 52 s) without a pool; 2 and 5 pages
   were whole with it;
-- no page loads the sentence model until it asks for it (WORKBENCH_WARM=0 unless set).
+- no page loads the sentence model until it asks for it (WORKBENCH_WARM=0 unless set), and
+  before serving, the room fills the machine's sentence cache with every text the explorer can
+  show (`warm_room_cache`: 4,777 texts, about 30 s once per machine, then nothing), so a page
+  switched to the sentence encoder reads its embeddings and never loads the model
+  (`--no-warm-cache` skips it).
 
 - template `wb` (package data under workbench/explore/share/jupyter): Voila's lab template without its
   Font Awesome CDN links;
@@ -53,6 +57,9 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlparse
+
+from workbench.common.encoders import EncoderUnavailable, default_cache_dir, get_encoder
+from workbench.explore.explorer import every_text
 
 TEMPLATE = "wb"
 NOT_IN_VOILA = ("jupyterlab-jupytext",)  # labextensions Voila pages do not load
@@ -137,6 +144,35 @@ def room_command(
         "--MappingKernelManager.cull_connected=False",
         f"--NotebookClient.iopub_timeout={IOPUB_TIMEOUT}",
     ]
+
+
+def warm_room_cache(say=print) -> tuple[int, int]:
+    """Sentence embeddings of every text the room's explorer can show, in this machine's disk
+    cache (`default_cache_dir()`), before the first page arrives: a page switched to the
+    sentence encoder then reads them and never loads the model, so the model is loaded at most
+    once per machine (here, and only while the cache lacks a text). Returns (texts, encoded
+    now); (0, 0) when the disk cache is off or the model cannot be loaded (said, not raised:
+    the room still serves the lexical encoder)."""
+    if default_cache_dir() is None:
+        say(">> sentence cache off (WORKBENCH_CACHE_DIR): a page that asks loads the model")
+        return 0, 0
+    enc = get_encoder("sentence")
+    texts = every_text()
+    if enc.has_all(texts):
+        say(f">> sentence embeddings of the explorer's {len(texts):,} texts: cached")
+        return len(texts), 0
+    say(
+        f">> encoding the explorer's {len(texts):,} texts with the sentence model, once per machine"
+    )
+    t0, before = time.monotonic(), enc.encoded
+    try:
+        enc.encode(texts)
+    except EncoderUnavailable as e:
+        say(f">> the sentence model is unavailable ({e}); the room serves the lexical encoder")
+        return 0, 0
+    now = enc.encoded - before
+    say(f">> {now:,} encoded in {time.monotonic() - t0:.0f} s, kept in {enc.cache_dir}")
+    return len(texts), now
 
 
 def room_links(ip: str, port: int, token: str) -> dict[str, str]:
@@ -279,7 +315,14 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds before an idle kernel whose page never connected is freed (its page may "
         "still be loading while the room arrives)",
     )
+    ap.add_argument(
+        "--no-warm-cache",
+        action="store_true",
+        help="do not fill the sentence cache with the explorer's texts before serving",
+    )
     a = ap.parse_args(argv)
+    if not a.no_warm_cache:
+        warm_room_cache()
     token = room_token(a.token)
     folder = room_folder()
     for name, link in room_links(a.ip, a.port, token).items():

@@ -350,6 +350,24 @@ class Warmup:
 WARMUP = Warmup()
 
 
+def every_text() -> list[str]:
+    """Every text (blocks and queries) of every scenario the explorer's controls can show: each
+    template at each seed of its slider and each block count, and the worked example, once each
+    in first-seen order (what a room warms the sentence cache with)."""
+    _, lo, hi = SLIDERS["seed"]
+    out: dict[str, None] = {}
+    for template in TEMPLATE_CHOICES:
+        keys = (
+            [(template, 0, 20)]
+            if template == WORKED
+            else ((template, seed, n) for seed in range(int(lo), int(hi) + 1) for n in BLOCKS)
+        )
+        for key in keys:
+            sc = scenario_for(*key)
+            out.update(dict.fromkeys([*sc.texts, sc.query]))
+    return list(out)
+
+
 def needs_model(setting: Setting, scenario: Scenario | None = None) -> bool:
     """Would this setting run the sentence model (an uncached text and the model not loaded)?"""
     if setting.encoder != "sentence" or WARMUP.ready:
