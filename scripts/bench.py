@@ -148,10 +148,14 @@ def bench_closure() -> None:
             spans.save_spans(long_log(n), path)
             t0 = time.perf_counter()
             log = spans.load_spans(path)
+            t1 = time.perf_counter()
             m = managers.replay(log, managers.make_manager("gate", 400))
             rep = m.report()
             dt = time.perf_counter() - t0
-            note = f"({len(m.cycles):,} cycles, {'closed' if rep.closed else 'OPEN'})"
+            note = (
+                f"({len(m.cycles):,} cycles, {'closed' if rep.closed else 'OPEN'}; the replay of "
+                f"the loaded log {time.perf_counter() - t1:.2f} s)"
+            )
             report(
                 f"closure check --budget 400 --manager gate, {n:,} spans",
                 dt,

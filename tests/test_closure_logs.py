@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from workbench.cli import main as workbench_main
 from workbench.closure import compare, loggen, logs, trim
 from workbench.closure.agent import episode_log
+from workbench.closure.logtypes import Message
 from workbench.closure.spans import CLOSURE_PATTERNS
 
 P = loggen.REALISTIC_PATTERNS
@@ -560,3 +561,26 @@ def test_a_responses_body_with_a_string_input_keeps_it_a_string():
     body = {"model": "m", "instructions": "Be brief.", "input": "What is 2 + 2?"}
     t = trim.trim_log(logs.read(body), 1000)
     assert t.output == body and t.fits
+
+
+def test_the_langchain_counter_prices_a_message_as_langchain_counts_it():
+    """The counter the side-by-side shares with trim_messages: a LangChain object, its
+    messages_to_dict entry and a tombstone preamble (a system message with no raw) each cost
+    what count_tokens_approximately says of the LangChain message they stand for."""
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import AIMessage, SystemMessage, ToolMessage, messages_to_dict
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    objs = [
+        AIMessage("", tool_calls=[{"id": "c1", "name": "get_job", "args": {"job": "job_ef6c"}}]),
+        ToolMessage('{"id": "job_ef6c", "status": "done"}', tool_call_id="c1"),
+    ]
+    log = logs.read(objs, "langchain")
+    dumped = logs.read(messages_to_dict(objs), "langchain")
+    for m, d, o in zip(log.messages, dumped.messages, objs, strict=True):
+        want = count_tokens_approximately([o])
+        assert compare.langchain_counter(m) == compare.langchain_counter(d) == want
+    note = Message(0, "system", "evicted: job_ef6c (recoverable)", (), (), None)
+    assert compare.langchain_counter(note) == count_tokens_approximately([SystemMessage(note.text)])
+    with pytest.raises(TypeError):
+        compare.langchain_counter(Message(0, "user", "hi", (), (), None))

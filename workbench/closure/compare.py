@@ -202,18 +202,32 @@ def orphan_summary(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+_LC: dict = {}  # langchain-core's functions, imported on the first count (an optional extra)
+
+
+def _lc_functions():
+    if not _LC:
+        from langchain_core.messages import SystemMessage, messages_from_dict
+        from langchain_core.messages.utils import count_tokens_approximately
+
+        _LC.update(
+            system=SystemMessage, from_dict=messages_from_dict, count=count_tokens_approximately
+        )
+    return _LC
+
+
 def langchain_counter(message) -> int:
     """langchain-core's `count_tokens_approximately` as a trim counter: a message read from
     LangChain objects is counted as LangChain counts it; a message of another kind (a
     `messages_to_dict` entry, a tombstone preamble) as the LangChain message it stands for."""
-    from langchain_core.messages import SystemMessage, messages_from_dict
-    from langchain_core.messages.utils import count_tokens_approximately
-
+    lc = _LC or _lc_functions()
     raw = message.raw
+    if type(raw) is not dict and raw is not None:  # a LangChain object: the common case
+        return lc["count"]((raw,))
     if isinstance(raw, dict) and "data" in raw:
-        raw = messages_from_dict([raw])[0]
+        raw = lc["from_dict"]([raw])[0]
     elif raw is None or isinstance(raw, dict):
-        raw = SystemMessage(message.text) if message.role == "system" else None
+        raw = lc["system"](message.text) if message.role == "system" else None
     if raw is None:
         raise TypeError("langchain_counter counts LangChain messages (objects or dicts)")
-    return count_tokens_approximately([raw])
+    return lc["count"]([raw])

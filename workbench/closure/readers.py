@@ -238,6 +238,8 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
         data = _need(d, "data", dict, i)
     else:
         pre, kind, data = "", getattr(d, "type", None), getattr(d, "__dict__", None) or {}
+        if isinstance(data.get("content"), list):  # another format's blocks mix formats
+            _lc_blocks(data, i)
     role = LC_TYPES.get(kind)
     if role is None:
         raise err(f"unknown message type {kind!r}", i, "type")
@@ -420,10 +422,8 @@ def no_mixing(obj, fmt: str) -> None:
         obj.get("input" if fmt == "responses" else "messages", []) if isinstance(obj, dict) else obj
     )
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
-        if not isinstance(m, dict):  # a LangChain object is LangChain's, but for its content
-            if fmt == "langchain" and isinstance(getattr(m, "content", None), list):
-                _lc_blocks(m.__dict__, i)
-            elif fmt != "langchain":
+        if not isinstance(m, dict):  # a LangChain object is LangChain's, but for its content,
+            if fmt != "langchain":  # which the LangChain reader checks (`_lc_message`)
                 raise err(f"a LangChain message object in a log read as {fmt}", i)
             continue
         d = dialect(m)

@@ -41,7 +41,7 @@ def check_rules(log: Log) -> None:
     last_call_turn = -1  # OpenAI: the message the current run of tool messages follows
     for m in msgs:
         i = m.index
-        for k, (cid, name) in enumerate(m.calls):
+        for k, (cid, name) in enumerate(m.calls) if m.calls else ():
             if cid in call_at:
                 raise err(
                     f"call id {cid!r} ({name}) is used again: message {call_at[cid]} has it",
@@ -49,7 +49,7 @@ def check_rules(log: Log) -> None:
                     id_field(log, m, k, "call"),
                 )
             call_at[cid] = i
-        for k, cid in enumerate(m.answers):
+        for k, cid in enumerate(m.answers) if m.answers else ():
             j = call_at.get(cid)
             if (
                 j is None
