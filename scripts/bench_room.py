@@ -209,7 +209,11 @@ def room(n: int, rounds: int = 6, pool: int | None = None) -> dict:
                 except Exception as e:  # noqa: BLE001  (a page that never got ready failed)
                     failed.append((k, f"not ready: {type(e).__name__}"))
             out["load_first_view"] = os.getloadavg()[0]
-            stage(f"first views done ({len(failed)} failed); moving the explorers")
+            stage(
+                f"first views done ({len(failed)} failed: {failed[:4]}); p50 {_pct(first, 0.5):.1f} s,"
+                f" p95 {_pct(first, 0.95):.1f} s, max {max(first, default=float('nan')):.1f} s; "
+                "moving the explorers"
+            )
             change, server = [], []
             bad = {k for k, _ in failed}
             if bad and os.environ.get("WORKBENCH_SCREENSHOTS"):
@@ -221,11 +225,22 @@ def room(n: int, rounds: int = 6, pool: int | None = None) -> dict:
             explorers = [
                 p for p, k, a in zip(pages, kinds, alive, strict=True) if k == "explorer" and a
             ]
-            for page in explorers:
-                page.wait_for_function(bench_explorer.ANSWERED, arg=payload(start)["verdict"])
+            answered = []
+            for k, page in enumerate(explorers):  # a page that lost its answer is a failed page
+                try:
+                    page.wait_for_function(
+                        bench_explorer.ANSWERED, arg=payload(start)["verdict"], timeout=60_000
+                    )
+                    answered.append(page)
+                except Exception as e:  # noqa: BLE001
+                    failed.append((2 * k, f"no answer: {type(e).__name__}"))
+            explorers = answered
             for (_, _, _label, how, _s), verdict in zip(steps, verdicts, strict=True):
-                for page in explorers:  # every explorer moves in the same round
-                    bench_explorer.move(page, how)
+                for k, page in enumerate(explorers):  # every explorer moves in the same round
+                    try:
+                        bench_explorer.move(page, how)
+                    except Exception as e:  # noqa: BLE001
+                        failed.append((2 * k, f"move: {type(e).__name__}"))
                 for k, page in enumerate(explorers):
                     try:
                         change.append(bench_explorer.settle(page, verdict))

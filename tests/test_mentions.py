@@ -167,3 +167,20 @@ def test_the_hand_written_tier():
     hit, ind, true = (sum(getattr(x, f) for x in s) for f in ("hit", "induced", "true"))
     assert hit / ind >= 0.6 and hit / true >= 0.8, (hit, ind, true)
     assert all(not es for es, _ in induce_weighted(scs, "handles"))
+
+
+def test_an_opaque_id_links_two_blocks_the_query_does_not_reach():
+    """A log's task names none of the ids its tools hand back: a pair sharing an opaque id
+    (letters and digits, six or more) is kept though nothing links it to the query, and a pair
+    sharing only a short code is not (it still needs the query's reach)."""
+    query = "Please train the churn model on the cleaned customer table."
+    texts = [
+        "submit_job(task='train churn model')",
+        '{"id": "job_ef6c6b8", "status": "queued"}',
+        "get_job(job_id='job_ef6c6b8')",
+        "Unit K-42 was moved to the east dock.",
+        "Dock report: K-42 holds crates of tiles.",
+    ]
+    pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
+    assert (1, 2) in pairs  # the id the result defines and the call uses
+    assert (3, 4) not in pairs  # a short code, unreachable from the query

@@ -234,6 +234,10 @@ TERM = 0.5  # a content-word pair counts this much (common phrasing, weaker than
 # a pair weaker than this is no edge: a bridge mention shared by up to three blocks passes, an
 # anchor or a term only when no third block names it (then 0.5), and weaker clues only together
 MIN_CONFIDENCE = 0.45
+# an opaque id (letters and digits, six or more: `job_ef6c6b8`, `run_10002`) that two blocks share
+# is a reference whatever the query names: such a pair is kept even where nothing links it to the
+# query (a log's task names none of the ids its tools hand back)
+_OPAQUE = re.compile(r"code:(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{6,}$")
 MAX_LINKS = 2  # each block keeps at most its two strongest partners (a chain link has two)
 ORDER_TIE = 0.1  # a shared mention this close to the same place in both texts gives no order
 MAX_HOLDERS = 21  # the most blocks a linking mention may be in (its weight is then 1/20)
@@ -302,7 +306,8 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     weights combined as independent evidence (1 - prod(1 - w)), each block keeping at most
     MAX_LINKS partners (the strongest; ties: store order), pairs under MIN_CONFIDENCE dropped,
     and only pairs in a part of the mention graph that reaches the query (links among blocks
-    that nothing connects to the query cannot be the query's chain)."""
+    that nothing connects to the query cannot be the query's chain) or that share an opaque id
+    (`_OPAQUE`: a reference, whatever the query names)."""
     ms, qm = _scenario_mentions(texts, query)
     w = _weights(ms, qm, _query_words(query))
     holders: dict[str, list[int]] = {}
@@ -334,7 +339,7 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             links[b] = links.get(b, 0) + 1
             out.append((a, b, c, xs))
     dist = _distances(ms, qm, out)
-    return sorted(p for p in out if dist[p[0]] < math.inf)
+    return sorted(p for p in out if dist[p[0]] < math.inf or any(map(_OPAQUE.match, p[3])))
 
 
 def _distinct(xs: list[str], query: frozenset[str]) -> list[str]:
