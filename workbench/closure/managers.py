@@ -88,8 +88,7 @@ class GatedManager(RelevanceManager):
 
     def _enter(self, i: int) -> None:
         super()._enter(i)
-        unit, retained = self.index.unit, self.retained
-        u = unit[i]
+        u = self.index.unit[i]
         ms = self._umem.get(u)
         if ms is None:
             ms = self._umem[u] = {}
@@ -99,23 +98,24 @@ class GatedManager(RelevanceManager):
             self._uscore[u] = s
         if i in self.pins:
             self._ufix[u] = self._ufix.get(u, 0) + 1
-        for p in self.index.needs[i]:
-            if p in retained and unit[p] != u:
-                self._link(u, unit[p])
-        for q in self._rret.get(i, ()):
-            if unit[q] != u:
-                self._link(unit[q], u)
+        self._unit_links(i, self._link)
         self._refree(u)
 
-    def _leave(self, i: int) -> None:
+    def _unit_links(self, i: int, change) -> None:
+        """`change(needer unit, needed unit)` for each link between span i's unit and another
+        retained unit: what i needs, and the retained spans that need i."""
         unit, retained = self.index.unit, self.retained
         u = unit[i]
         for p in self.index.needs[i]:
             if p in retained and unit[p] != u:
-                self._unlink(u, unit[p])
+                change(u, unit[p])
         for q in self._rret.get(i, ()):
             if unit[q] != u:
-                self._unlink(unit[q], u)
+                change(unit[q], u)
+
+    def _leave(self, i: int) -> None:
+        u = self.index.unit[i]
+        self._unit_links(i, self._unlink)
         super()._leave(i)
         ms = self._umem[u]
         del ms[i]
