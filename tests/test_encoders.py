@@ -71,6 +71,16 @@ def test_lexical_zero_vector_and_batch_shape():
     assert LexicalEncoder().encode([]).shape == (0, 256)
 
 
+def test_a_batch_with_repeats_gives_each_row_as_alone_and_as_specified():
+    # the batched encoder tokenizes each distinct text once and sums with one bincount: repeats,
+    # blank texts, a text of no tokens and non-ASCII letters must not move a row's bits
+    texts = ["job_7f3a ran", "", "job_7f3a ran", "!!!", "Straße café x_1", "a " * 300, "alice"] * 3
+    batch = LexicalEncoder().encode(texts)
+    for text, row in zip(texts, batch, strict=True):
+        assert row.tobytes() == LexicalEncoder().encode([text])[0].tobytes()
+        np.testing.assert_allclose(row, spec_vector(text), atol=1e-12)
+
+
 def test_cache_encodes_each_unique_text_once(tmp_path):
     enc = CachedEncoder(LexicalEncoder(), cache_dir=tmp_path)
     a = enc(["x y", "y z", "x y"])

@@ -47,11 +47,14 @@ def closure_patterns(
 CLOSURE_PATTERNS = closure_patterns()
 
 
-def scan(patterns: Patterns, role: str, text: str) -> tuple[frozenset, frozenset, frozenset]:
+def scan(
+    patterns: Patterns, role: str, text: str, found=None
+) -> tuple[frozenset, frozenset, frozenset]:
     """(referenced, defined, tombstoned) handles of one span, with the role rules: a call names
     handles but never binds one; a handle the user (or system) writes is given, so it is defined
-    there; any other span defines what the definition rule matches."""
-    refs, defs, tombs = patterns.scan(text)
+    there; any other span defines what the definition rule matches. `found`: the patterns' scan
+    of the text, if already made."""
+    refs, defs, tombs = patterns.scan(text) if found is None else found
     if role == "call":
         defs = frozenset()
     elif role in GIVERS:
@@ -260,6 +263,7 @@ class SpanIndex:
         self._pairs: list[tuple[int, int]] = []
         self._open_calls: dict[int, None] = {}  # calls without an answer yet, oldest first
         self._arrays = (0, None)
+        self._found: dict[str, tuple[frozenset, frozenset, frozenset]] = {}  # text -> its scan
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -269,7 +273,10 @@ class SpanIndex:
         if span.id in self.pos:
             raise SpanError(f"duplicate span id {span.id!r}", field="id")
         i = len(self.spans)
-        refs, defs, tombs = scan(self.patterns, span.role, span.text)
+        found = self._found.get(span.text)  # a log repeats texts: each is searched once
+        if found is None:
+            found = self._found[span.text] = self.patterns.scan(span.text)
+        refs, defs, tombs = scan(self.patterns, span.role, span.text, found)
         self.spans.append(span)
         self.pos[span.id] = i
         self.cost.append(token_cost(span.text))

@@ -44,11 +44,49 @@ def token_slot(token: str) -> tuple[int, int]:
 
 def lexical_counts(text: str) -> np.ndarray:
     """A text's signed bucket counts (int64, LEXICAL_DIM): the lexical row before normalizing."""
-    row = np.zeros(LEXICAL_DIM, dtype=np.int64)
-    for tok in tokenize(text):
+    return lexical_count_rows([text])[0]
+
+
+_SLOT_CODES: dict[str, int] = {}  # token -> 2 * bucket + (sign < 0), from `token_slot`
+_SLOT_CODES_MAX = 1 << 20  # a long process forgets them past this many tokens
+
+
+def _slot_codes(tokens: list[str]) -> np.ndarray:
+    """`token_slot` of each token as one int64 code (2 * bucket + (sign < 0))."""
+    codes = _SLOT_CODES
+    if len(codes) > _SLOT_CODES_MAX:
+        codes.clear()
+    for tok in dict.fromkeys(tokens).keys() - codes.keys():
         b, s = token_slot(tok)
-        row[b] += s
-    return row
+        codes[tok] = 2 * b + (s < 0)
+    return np.fromiter(map(codes.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+
+
+def lexical_count_rows(texts: Sequence[str]) -> np.ndarray:
+    """Signed bucket counts (int64, one row of LEXICAL_DIM per text)."""
+    counts, which = _distinct_counts(texts)
+    return counts if which is None else counts[which]
+
+
+def _distinct_counts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """(counts of each distinct text, the distinct row of each text, or None when all differ),
+    in one pass: each distinct text is tokenized once, the counts summed by one bincount."""
+    distinct: dict[str, int] = {}
+    which = np.fromiter(
+        (distinct.setdefault(t, len(distinct)) for t in texts), dtype=np.int64, count=len(texts)
+    )
+    findall, lens, tokens = TOKEN_RE.findall, [], []
+    for text in distinct:
+        toks = findall(text.lower())
+        lens.append(len(toks))
+        tokens += toks
+    code = _slot_codes(tokens)
+    rows = np.repeat(np.arange(len(distinct), dtype=np.int64), lens)
+    flat = rows * LEXICAL_DIM + (code >> 1)
+    signs = 1 - 2 * (code & 1)
+    counts = np.bincount(flat, weights=signs, minlength=len(distinct) * LEXICAL_DIM)
+    counts = counts.astype(np.int64).reshape(len(distinct), LEXICAL_DIM)  # small exact integers
+    return counts, None if len(distinct) == len(texts) else which
 
 
 def normalize_counts(counts: np.ndarray, dtype=np.float64) -> np.ndarray:
@@ -79,20 +117,9 @@ class LexicalEncoder:
         return self.encode(texts)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        rows, cols, vals = [], [], []
-        for i, text in enumerate(texts):
-            for tok in tokenize(text):
-                b, s = token_slot(tok)
-                rows.append(i)
-                cols.append(b)
-                vals.append(s)
-        counts = np.zeros((len(texts), LEXICAL_DIM), dtype=np.int64)
-        np.add.at(
-            counts,
-            (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
-            np.asarray(vals, dtype=np.int64),
-        )
-        return normalize_counts(counts)
+        counts, which = _distinct_counts(texts)
+        rows = normalize_counts(counts)  # once per distinct text: a row depends on its text alone
+        return rows if which is None else rows[which]
 
     def __repr__(self) -> str:
         return "LexicalEncoder(dim=256, sha256 feature hashing)"
