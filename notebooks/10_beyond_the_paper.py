@@ -406,9 +406,9 @@ Markdown(prose.inducers_summary(vo3[vo3.encoder == "lexical"]))
 # - **blind B (tuned on after its first run)**: `data/handwritten/blind/`, sixteen 20-block
 #   scenarios written before any inducer ran on them; their first measurement is recorded in
 #   `data/calibration/inducer.md`, and then the inducer was changed because of what they showed;
-# - **blind C (one fix after its first run)**: `data/handwritten/blind2/`, twelve 20-block
-#   scenarios written after those changes, measured once, then one tokenization fix (both runs
-#   recorded);
+# - **blind C (two fixes after its first run)**: `data/handwritten/blind2/`, twelve 20-block
+#   scenarios written after those changes, measured once, then a tokenization fix and a rule
+#   against terms of time (`last year`) made because of it (every run recorded);
 # - **worked example**: the paper's section 2.2 chain with three competitors;
 # - **agent logs**: the closure study's logs (the hand-written held-out corpus's closed logs and
 #   the four-format conversations), one block a message, the handle dependencies the closure

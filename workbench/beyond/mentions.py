@@ -105,6 +105,13 @@ _CALENDAR = (
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
     "June July August September October November December"
 ).split()
+# words of time and frequency: a pair with one ('last year', 'next week', 'monday mornings')
+# dates a block but names no entity of a chain (variant 14, data/calibration/inducer.md)
+_WHEN = frozenset(
+    """today tonight tomorrow yesterday ago last next later earlier soon since until year years
+    month months week weeks day days daily weekly monthly yearly annual annually morning mornings
+    evening evenings night nights hour hours minute minutes season""".split()
+)
 _CAPSTOP = frozenset(s.capitalize() for s in _STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
 _CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
 # a code: letters then digits ('RT-512', 'k0421', 'Q47'; uppercase letters when a space
@@ -219,7 +226,8 @@ def positions(text: str) -> dict[str, float]:
         if t[a.end() : b.start()].strip(" -"):
             continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
-            add(f"term:{x} {y}", a.start())
+            if x not in _WHEN and y not in _WHEN:
+                add(f"term:{x} {y}", a.start())
     n = max(len(t), 1)
     return {m: at / n for m, at in found.items()}
 

@@ -101,9 +101,9 @@ def hand_tiers(handwritten: str | os.PathLike, logs: str | os.PathLike) -> tuple
             load_scenarios(hw / "blind" / "scenarios.jsonl"),
             "data/handwritten/blind/README.md: written by hand before any run, then tuned on",
         ),
-        "blind C (one fix after its first run)": (
+        "blind C (two fixes after its first run)": (
             load_scenarios(hw / "blind2" / "scenarios.jsonl"),
-            "data/handwritten/blind2/README.md: written by hand after that, one fix after its run",
+            "data/handwritten/blind2/README.md: written by hand after that, two fixes after its run",
         ),
         "worked example": (
             [worked_example()],
