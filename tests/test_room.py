@@ -225,6 +225,34 @@ def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
     assert text.count("seat freed for a page") == 1 and "room full: 3 of 3" in text
 
 
+def test_a_preheated_kernel_handed_to_a_page_starts_its_idle_clock_then(tmp_path):
+    """A pooled kernel idles in the pool from the end of its notebook's run; handed to a page,
+    it gets `first_connect` seconds from the hand-out, not from that run (the culler checks
+    every second here and would cull a kernel idle for 8 s)."""
+    folder = app.room_folder()
+    command = partial(
+        app.room_command, ip="127.0.0.1", token=TOKEN, seats=2, pool=1, cull_after=2,
+        first_connect=8,
+    )  # fmt: skip
+    log = tmp_path / "voila.log"
+    with app.serve(folder, log=log, command=command) as base:
+        server = _server(folder)
+        deadline = time.monotonic() + 120
+        while log.read_text().count("is filled with 1 kernel") < 2:
+            assert time.monotonic() < deadline, "the pools were not filled"
+            time.sleep(0.5)
+        time.sleep(12)  # both pooled kernels idle longer than first_connect (pooled: not culled)
+        assert len(_kernels(server)) == 2
+        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
+        time.sleep(5)  # five culler checks: an idle clock from the pool would have ended it
+        assert len(_kernels(server)) == 2, "a kernel handed to a page was culled at once"
+        assert "Culling" not in log.read_text().split("Using pre-heated kernel")[1]
+        deadline = time.monotonic() + 40
+        while len(_kernels(server)) > 1 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert len(_kernels(server)) == 1, "the page's grace never ended"
+
+
 PROBE = """
 import random
 from workbench.common.encoders import get_encoder

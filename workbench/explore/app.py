@@ -18,15 +18,16 @@ Room mode (what `main` serves):
   culled at 45 s before its page connected); a page that is open keeps its kernel;
 - cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
   room opens its pages together);
-- preheated kernels, opt-in (`--pool N`, default 0): each notebook is executed ahead of the
-  request in a pool of N kernels, so a page arriving finds one ready (the explorer waits only for
-  its link's query, `voila.utils.wait_for_request`); the pool takes seats too and is refilled
-  only into free seats, and a page whose notebook's pool is empty takes a seat from the other
-  pool (`workbench.explore.room`). Not the default, because measured with
-  `scripts/bench_room.py` on this 2-core machine: 10 pages arriving within 5 s into pools of 5,
-  3 and then 5 pages (mostly workshops) never showed their widgets ("widget model not found";
-  first view p50 34-45 s), against 1 failed page of 10 (p50 52 s) without a pool; 2 and 5 pages
-  were whole with it;
+- preheated kernels (`--pool N`; by default the seats shared by the two notebooks, 15 each for
+  30 seats; `--pool 0` turns it off): each notebook is executed ahead of the request in a pool of
+  kernels, so a page arriving finds one ready (the explorer waits only for its link's query,
+  `voila.utils.wait_for_request`); the pool takes seats too and is refilled only into free
+  seats, a page whose notebook's pool is empty takes a seat from the other pool, and a kernel
+  handed to a page starts its idle clock then (`workbench.explore.room`). Measured with
+  `scripts/bench_room.py` on this 2-core machine (the README's table): with the pools the server
+  and its kernels used 4 CPU seconds until 10 arriving pages had their first view, against 67
+  without; at 30 pages (the browsers at the lowest CPU priority, standing in for the
+  participants' laptops) 57 CPU seconds and no failed page;
 - no page loads the sentence model until it asks for it (WORKBENCH_WARM=0 unless set), and
   before serving, the room fills the machine's sentence cache with every text the explorer can
   show (`warm_room_cache`: 4,777 texts, about 30 s once per machine, then nothing), so a page
@@ -99,7 +100,13 @@ IOPUB_TIMEOUT = 60  # seconds a cell may wait for output on a loaded machine
 SEATS = 30  # live kernels at most, by default
 CULL_AFTER = 45  # seconds idle before a kernel whose page is gone is freed (+ a 10 s check)
 FIRST_CONNECT = 180  # ... whose page never connected (it may still be loading: room.py)
-POOL = 0  # preheated kernels per notebook by default: off (measured, see the module's note)
+POOL = None  # preheated kernels per notebook; None: the seats shared by the room's notebooks
+
+
+def room_pool(seats: int, pool: int | None = None) -> int:
+    """Preheated kernels per notebook: `pool` if given, else the seats shared by the room's
+    notebooks (30 seats: 15 explorers and 15 workshops run before anyone arrives)."""
+    return int(pool) if pool is not None else max(int(seats), 0) // len(ROOM)
 
 
 def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
@@ -127,9 +134,9 @@ def room_command(
 ) -> list[str]:
     """The voila command line for a room: token auth, at most `seats` kernels (then the room's
     "full" page), idle kernels of pages that have gone culled, long output waits, and `pool`
-    preheated kernels per notebook (default POOL, none: see the module's note), which take
-    seats too (`room.SeatedKernelManager`)."""
-    pool = POOL if pool is None else int(pool)
+    preheated kernels per notebook (default: `room_pool`, the seats shared by the notebooks),
+    which take seats too (`room.SeatedKernelManager`)."""
+    pool = room_pool(seats, POOL if pool is None else pool)
     preheat = ["--preheat_kernel=True", f"--pool_size={pool}"] if pool > 0 else []
     return [
         *voila_command(folder, port, ip),
@@ -299,8 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         "--pool",
         type=int,
         default=POOL,
-        help="preheated kernels per notebook, ready before anyone arrives (default 0: none; "
-        "they take seats too; see the module's note before raising it)",
+        help="preheated kernels per notebook, ready before anyone arrives (default: the seats "
+        "shared by the two notebooks; they take seats; 0: none)",
     )
     ap.add_argument(
         "--cull-after",
@@ -333,6 +340,14 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats, a.pool, a.first_connect)
+    pool = room_pool(a.seats, a.pool)
+    if pool:
+        print(
+            f">> preheating {pool} kernel(s) for each notebook before anyone arrives (30 took "
+            "about 95 s on the 2-core machine it was measured on); Voila says 'Kernel pool of "
+            "... is filled' for each when it is ready",
+            flush=True,
+        )
     env = voila_env()
     env.setdefault("WORKBENCH_WARM", "0")  # no page loads the sentence model until it asks for it
     os.execve(cmd[0], cmd, env)
