@@ -53,9 +53,10 @@ _SLOT_CODES_MAX = 1 << 20  # a long process forgets them past this many tokens
 
 def _slot_codes(tokens: list[str]) -> np.ndarray:
     """`token_slot` of each token as one int64 code (2 * bucket + (sign < 0))."""
+    global _SLOT_CODES
+    if len(_SLOT_CODES) > _SLOT_CODES_MAX:
+        _SLOT_CODES = {}  # a new table: a thread still reading the old one keeps it whole
     codes = _SLOT_CODES
-    if len(codes) > _SLOT_CODES_MAX:
-        codes.clear()
     for tok in dict.fromkeys(tokens).keys() - codes.keys():
         b, s = token_slot(tok)
         codes[tok] = 2 * b + (s < 0)
