@@ -41,7 +41,8 @@ explore: setup
 
 # A room: Voila serves the explorer and the workshop only, offline, behind a token (IP=ADDR for the
 # room's Wi-Fi, TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one; SEATS=30; POOL=N preheated
-# kernels per notebook, default the seats shared between the two, 0 for none); it prints the two links.
+# kernels per notebook, default the seats shared between the two on a LAN address and one each on
+# 127.0.0.1, 0 for none); it prints the two links.
 app: setup
 	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN)) $(if $(POOL),--pool $(POOL))
 

@@ -174,9 +174,9 @@ def room(n: int, rounds: int = 6, pool: int | None = None, nice: bool = False) -
     seats = max(n, 2)
     folder = app.room_folder()
     log = Path(folder).parent / f"{Path(folder).name}-voila.log"
+    pool = app.room_pool(seats, pool)  # a room's default (a LAN address), though served locally
     command = partial(app.room_command, ip="127.0.0.1", token=token, seats=seats, pool=pool)
     env = dict(os.environ, WORKBENCH_WARM="0")
-    pool = app.room_pool(seats, pool)
     out: dict = {"n": n, "seats": seats, "pool": pool, "nice": nice}
     with app.serve(folder, env=env, log=log, command=command, timeout=300) as base:
         t0 = time.monotonic()

@@ -225,6 +225,16 @@ def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
     assert text.count("seat freed for a page") == 1 and "room full: 3 of 3" in text
 
 
+def test_the_pool_fills_the_seats_of_a_room_and_is_one_each_for_one_person(tmp_path):
+    """On a LAN address (a room) the preheated pools share the seats; on the loopback address
+    (one person on their own laptop) one kernel each, not thirty."""
+    assert app.room_pool(30, None, "192.168.1.20") == 15
+    assert app.room_pool(30, None, "127.0.0.1") == 1 and app.room_pool(1, None, "127.0.0.1") == 0
+    assert app.room_pool(30, 0, "192.168.1.20") == 0 and app.room_pool(30, 4, "127.0.0.1") == 4
+    assert "--pool_size=15" in app.room_command(tmp_path, 8866, "192.168.1.20", "t")
+    assert "--pool_size=1" in app.room_command(tmp_path, 8866, "127.0.0.1", "t")
+
+
 def test_a_preheated_kernel_handed_to_a_page_starts_its_idle_clock_then(tmp_path):
     """A pooled kernel idles in the pool from the end of its notebook's run; handed to a page,
     it gets `first_connect` seconds from the hand-out, not from that run (the culler checks

@@ -18,8 +18,8 @@ Room mode (what `main` serves):
   culled at 45 s before its page connected); a page that is open keeps its kernel;
 - cells may wait 60 s for their output (Voila's default of 4 s loses whole workshop parts when a
   room opens its pages together);
-- preheated kernels (`--pool N`; by default the seats shared by the two notebooks, 15 each for
-  30 seats; `--pool 0` turns it off): each notebook is executed ahead of the request in a pool of
+- preheated kernels (`--pool N`; by default, on a LAN address, the seats shared by the two
+  notebooks, 15 each for 30 seats, and on 127.0.0.1 one each; `--pool 0` turns it off): each notebook is executed ahead of the request in a pool of
   kernels, so a page arriving finds one ready (the explorer waits only for its link's query,
   `voila.utils.wait_for_request`); the pool takes seats too and is refilled only into free
   seats, a page whose notebook's pool is empty takes a seat from the other pool, and a kernel
@@ -103,10 +103,15 @@ FIRST_CONNECT = 180  # ... whose page never connected (it may still be loading: 
 POOL = None  # preheated kernels per notebook; None: the seats shared by the room's notebooks
 
 
-def room_pool(seats: int, pool: int | None = None) -> int:
-    """Preheated kernels per notebook: `pool` if given, else the seats shared by the room's
-    notebooks (30 seats: 15 explorers and 15 workshops run before anyone arrives)."""
-    return int(pool) if pool is not None else max(int(seats), 0) // len(ROOM)
+def room_pool(seats: int, pool: int | None = None, ip: str = "0.0.0.0") -> int:
+    """Preheated kernels per notebook: `pool` if given; else, served on a LAN address (a room),
+    the seats shared by the room's notebooks (30 seats: 15 explorers and 15 workshops run before
+    anyone arrives), and on the loopback address (one person on their own laptop) one each."""
+    if pool is not None:
+        return int(pool)
+    shared = max(int(seats), 0) // len(ROOM)
+    loopback = ip in ("localhost", "::1") or ip.startswith("127.")
+    return min(shared, 1) if loopback else shared
 
 
 def room_folder(notebooks: str | os.PathLike = NOTEBOOKS) -> Path:
@@ -136,7 +141,7 @@ def room_command(
     "full" page), idle kernels of pages that have gone culled, long output waits, and `pool`
     preheated kernels per notebook (default: `room_pool`, the seats shared by the notebooks),
     which take seats too (`room.SeatedKernelManager`)."""
-    pool = room_pool(seats, POOL if pool is None else pool)
+    pool = room_pool(seats, POOL if pool is None else pool, ip)
     preheat = ["--preheat_kernel=True", f"--pool_size={pool}"] if pool > 0 else []
     return [
         *voila_command(folder, port, ip),
@@ -306,8 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         "--pool",
         type=int,
         default=POOL,
-        help="preheated kernels per notebook, ready before anyone arrives (default: the seats "
-        "shared by the two notebooks; they take seats; 0: none)",
+        help="preheated kernels per notebook, ready before anyone arrives (default: on a LAN "
+        "address the seats shared by the two notebooks, on 127.0.0.1 one; they take seats; "
+        "0: none)",
     )
     ap.add_argument(
         "--cull-after",
@@ -340,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     cmd = room_command(folder, a.port, a.ip, token, a.cull_after, a.seats, a.pool, a.first_connect)
-    pool = room_pool(a.seats, a.pool)
+    pool = room_pool(a.seats, a.pool, a.ip)
     if pool:
         print(
             f">> preheating {pool} kernel(s) for each notebook before anyone arrives (30 took "
