@@ -66,6 +66,14 @@ def _server(folder) -> int:
     )
 
 
+def _wait_for_pools(log: Path, size: int = 1) -> None:
+    """Until Voila's log says both notebooks' pools hold `size` preheated kernels."""
+    deadline = time.monotonic() + 120
+    while log.read_text().count(f"is filled with {size} kernel") < len(app.ROOM):
+        assert time.monotonic() < deadline, "the pools were not filled"
+        time.sleep(0.5)
+
+
 def _checkout_state() -> str:
     return subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all", "figures", "data", "notebooks"],
@@ -208,10 +216,7 @@ def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
     log = tmp_path / "voila.log"
     with app.serve(folder, log=log, command=command) as base:
         server = _server(folder)
-        deadline = time.monotonic() + 120
-        while log.read_text().count("is filled with 1 kernel") < 2:
-            assert time.monotonic() < deadline, "the pools were not filled"
-            time.sleep(0.5)
+        _wait_for_pools(log)
         assert len(_kernels(server)) == 2  # one seat left free
         statuses, counts = [], []
         for nb in ("06_workshop", "05_explorer", "05_explorer", "06_workshop"):
@@ -247,10 +252,7 @@ def test_a_preheated_kernel_handed_to_a_page_starts_its_idle_clock_then(tmp_path
     log = tmp_path / "voila.log"
     with app.serve(folder, log=log, command=command) as base:
         server = _server(folder)
-        deadline = time.monotonic() + 120
-        while log.read_text().count("is filled with 1 kernel") < 2:
-            assert time.monotonic() < deadline, "the pools were not filled"
-            time.sleep(0.5)
+        _wait_for_pools(log)
         time.sleep(12)  # both pooled kernels idle longer than first_connect (pooled: not culled)
         assert len(_kernels(server)) == 2
         assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200

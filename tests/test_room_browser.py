@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from contextlib import contextmanager
 from functools import partial
 
 import pytest
@@ -22,6 +23,30 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TOKEN = "five-pages"
 NOT_FOUND = "model not found"
 WAIT_MS = 4 * TIMEOUT_MS  # a page that recovers by reloading (on a loaded machine) may take longer
+
+
+@contextmanager
+def _workshop_in_one_seat(tmp_path):
+    """A room of one seat serving the workshop to one Chromium page, shown whole: yields the
+    page and the list its load events append to."""
+    from playwright.sync_api import sync_playwright
+
+    folder = app.room_folder()
+    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=1)
+    env = dict(os.environ, WORKBENCH_WARM="0")
+    with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
+        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
+        with sync_playwright() as p:
+            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
+            try:
+                page = ctx.new_page()
+                loads: list[int] = []
+                page.on("load", lambda _p: loads.append(1))
+                page.goto(links["workshop"], timeout=TIMEOUT_MS)
+                page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+                yield page, loads
+            finally:
+                ctx.close()
 
 
 def test_five_pages_at_once_all_usable_and_freed(tmp_path):
@@ -105,72 +130,40 @@ def test_a_widget_that_fails_to_render_says_so_and_the_page_reloads(tmp_path):
     (what a loaded room produced) makes the page say so and reload itself, with a fresh kernel.
     One seat: the page frees its own kernel before it reloads, so the reload finds the seat
     free (Voila's unload beacon alone raced the reload into "the room is full")."""
-    from playwright.sync_api import sync_playwright
-
-    folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=1)
-    env = dict(os.environ, WORKBENCH_WARM="0")
-    with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
-        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
-        with sync_playwright() as p:
-            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
-            page = ctx.new_page()
-            loads = []
-            page.on("load", lambda _p: loads.append(1))
-            page.goto(links["workshop"], timeout=TIMEOUT_MS)
-            page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
-            page.evaluate(
-                "() => { const d = document.createElement('div');"
-                " d.textContent = 'Error displaying widget: model not found';"
-                " document.body.appendChild(d); }"
-            )
-            page.wait_for_selector("#wb-recover", timeout=10_000)
-            assert "reloading (attempt 1 of 3)" in page.inner_text("#wb-recover")
-            page.wait_for_function(
-                "() => !document.getElementById('wb-recover')", timeout=TIMEOUT_MS
-            )
-            page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
-            assert len(loads) == 2  # reloaded once, and whole again
-            assert "The room is full" not in page.inner_text("body")
-            ctx.close()
+    with _workshop_in_one_seat(tmp_path) as (page, loads):
+        page.evaluate(
+            "() => { const d = document.createElement('div');"
+            " d.textContent = 'Error displaying widget: model not found';"
+            " document.body.appendChild(d); }"
+        )
+        page.wait_for_selector("#wb-recover", timeout=10_000)
+        assert "reloading (attempt 1 of 3)" in page.inner_text("#wb-recover")
+        page.wait_for_function("() => !document.getElementById('wb-recover')", timeout=TIMEOUT_MS)
+        page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+        assert len(loads) == 2  # reloaded once, and whole again
+        assert "The room is full" not in page.inner_text("body")
 
 
 def test_a_stuck_widget_reloads_only_after_calm_time_not_while_the_browser_is_busy(tmp_path):
     """A widget still at "Loading widget..." reloads the page after 20 s in which the page's
     own timer ran on time: while the browser is too busy to run it (here the page's main thread
     is kept busy for 25 s), nothing reloads; once it is free, the page says so and reloads."""
-    from playwright.sync_api import sync_playwright
-
-    folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=1)
-    env = dict(os.environ, WORKBENCH_WARM="0")
-    with app.serve(folder, env=env, log=tmp_path / "voila.log", command=command) as base:
-        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), TOKEN)
-        with sync_playwright() as p:
-            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
-            page = ctx.new_page()
-            loads = []
-            page.on("load", lambda _p: loads.append(1))
-            page.goto(links["workshop"], timeout=TIMEOUT_MS)
-            page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
-            page.evaluate(  # a stuck widget, and a main thread busy 1.8 s of every 1.9 s
-                "() => { const d = document.createElement('div');"
-                " d.textContent = 'Loading widget...'; document.body.appendChild(d);"
-                " window.__busy = setInterval(() => { const t = Date.now();"
-                " while (Date.now() - t < 1800) {} }, 1900); }"
-            )
-            page.wait_for_timeout(25_000)
-            assert page.evaluate("() => !document.getElementById('wb-recover')")
-            assert len(loads) == 1
-            page.evaluate("() => clearInterval(window.__busy)")
-            page.wait_for_selector("#wb-recover", timeout=40_000)
-            assert "reloading (attempt 1 of 3)" in page.inner_text("#wb-recover")
-            page.wait_for_function(
-                "() => !document.getElementById('wb-recover')", timeout=TIMEOUT_MS
-            )
-            page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
-            assert len(loads) == 2  # reloaded once, and whole again
-            ctx.close()
+    with _workshop_in_one_seat(tmp_path) as (page, loads):
+        page.evaluate(  # a stuck widget, and a main thread busy 1.8 s of every 1.9 s
+            "() => { const d = document.createElement('div');"
+            " d.textContent = 'Loading widget...'; document.body.appendChild(d);"
+            " window.__busy = setInterval(() => { const t = Date.now();"
+            " while (Date.now() - t < 1800) {} }, 1900); }"
+        )
+        page.wait_for_timeout(25_000)
+        assert page.evaluate("() => !document.getElementById('wb-recover')")
+        assert len(loads) == 1
+        page.evaluate("() => clearInterval(window.__busy)")
+        page.wait_for_selector("#wb-recover", timeout=40_000)
+        assert "reloading (attempt 1 of 3)" in page.inner_text("#wb-recover")
+        page.wait_for_function("() => !document.getElementById('wb-recover')", timeout=TIMEOUT_MS)
+        page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+        assert len(loads) == 2  # reloaded once, and whole again
 
 
 def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(tmp_path):
