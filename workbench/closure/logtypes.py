@@ -95,13 +95,14 @@ class Message:
 class _Column:
     """One of a message's (refs, defs, tombs), by message index, scanned on first use."""
 
-    __slots__ = ("h", "k")
+    __slots__ = ("h", "k", "_at")
 
     def __init__(self, h, k):
-        self.h, self.k = h, k
+        self.h, self.k, self._at = h, k, h._at
 
     def __getitem__(self, i: int) -> tuple:
-        return self.h.at(i)[self.k]
+        v = self._at[i]
+        return (self.h.at(i) if v is None else v)[self.k]
 
     def __len__(self) -> int:
         return len(self.h.log.messages)
@@ -187,7 +188,8 @@ class Handles:
             at[w] = self._split(w, set(), t)
         for d in defs_of.values():
             d.sort()
-        self._at, self._defs_of, self._all = at, defs_of, True
+        self._at[:] = at  # in place: the columns hold this list
+        self._defs_of, self._all = defs_of, True
         return self
 
     def index_definitions(self) -> Handles:

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
+import threading
 
 import numpy as np
 
+from workbench.closure import fastgate
 from workbench.closure.spans import (
     TOMBSTONE_COST,
     ContextClosureError,
     Span,
+    SpanIndex,
     components,
     tombstone_span,
 )
@@ -391,16 +395,63 @@ def make_manager(name: str, capacity: int, **kw) -> RelevanceManager:
     return MANAGERS[name](capacity, **kw)
 
 
-def replay(spans, manager: RelevanceManager, goal: str | None = None) -> RelevanceManager:
+COMPILED_MIN = 20_000  # spans: below this, loading the compiled loop costs more than it saves
+
+
+def compiled(manager: RelevanceManager, spans, force: bool | None = None) -> bool:
+    """Whether `replay` runs this manager in the compiled loop (`workbench.closure.fastgate`):
+    a fresh gate in its default configuration (closure enforced, mode 'throttle', not strict),
+    every supplied score a float, numba installed, and a log of COMPILED_MIN spans or more
+    (`force=True`: any length; False, or $WORKBENCH_COMPILED=0: never)."""
+    if force is False or os.environ.get("WORKBENCH_COMPILED", "1") == "0":
+        return False
+    if not (
+        type(manager) is GatedManager
+        and manager.n == 0
+        and spans
+        and (force or len(spans) >= COMPILED_MIN)
+        and manager.enforce
+        and manager.mode == "throttle"
+        and not manager.strict
+        and all(s.score is None or type(s.score) is float for s in spans)
+    ):
+        return False
+    return fastgate.available()
+
+
+def _load_compiled(done: list) -> None:
+    try:
+        fastgate.load()
+        done.append(None)
+    except Exception as e:  # noqa: BLE001  (a numba that cannot load: the Python loop runs)
+        done.append(e)
+
+
+def replay(
+    spans, manager: RelevanceManager, goal: str | None = None, compiled_loop: bool | None = None
+) -> RelevanceManager:
     """Feed a log to a manager turn by turn, running a step after each turn. The goal is `goal`
     if given, else the first user span (the task the agent was given). Encodes the log in one
-    batch and groups turns in one pass."""
+    batch and groups turns in one pass. A fresh gate over a long log runs compiled, with the
+    same result (`compiled`; `compiled_loop` forces it on or off)."""
     spans = list(spans)
+    loading, loaded = None, []
+    if compiled(manager, spans, compiled_loop):  # numba loads while the log is encoded, indexed
+        loading = threading.Thread(target=_load_compiled, args=(loaded,), daemon=True)
+        loading.start()
     if goal is None:
         goal = next((s.text for s in spans if s.role == "user"), spans[0].text if spans else "")
     manager.set_goal(goal)
     emb = manager.encoder([s.text for s in spans]) if spans else None
     sims = (emb @ manager._q).tolist() if spans else []  # the goal is fixed: one product
+    if loading is not None:
+        with paused_gc():
+            manager.index.extend(spans)
+            loading.join()
+            if loaded[0] is None:
+                fastgate.replay(manager, spans, emb, sims)
+                return manager
+        manager.index = SpanIndex(manager.index.patterns)  # numba failed: over again, in Python
     manager.reserve(manager.n + len(spans))
     k = 0
     with paused_gc():

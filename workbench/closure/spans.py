@@ -126,8 +126,27 @@ def tombstone_span(span_id: str, turn: int, handle: str) -> Span:
 # --- trace files (JSONL, one span a line) -------------------------------------------------------
 
 
+def _ids(deps: list) -> bool:
+    return all(type(d) is str and d for d in deps)
+
+
 def span_from_dict(obj, *, path: str | None = None, line: int | None = None) -> Span:
     """Validate one decoded JSON line as a span."""
+    if type(obj) is dict and "score" not in obj and "pinned" not in obj:  # the usual shape
+        sid, turn, role, text = obj.get("id"), obj.get("turn"), obj.get("role"), obj.get("text")
+        deps = obj.get("depends_on", ())
+        if (
+            type(sid) is str
+            and sid
+            and type(turn) is int
+            and turn >= 0
+            and role in ROLES
+            and type(text) is str
+            and text.strip()
+            and (deps == () or (type(deps) is list and _ids(deps) and sid not in deps))
+        ):
+            return Span(sid, turn, role, text, tuple(deps))
+    # any other shape: each rule in turn, naming the field that breaks it
 
     def err(msg, fld=None):
         return SpanError(msg, path=path, line=line, field=fld)
@@ -263,45 +282,49 @@ class SpanIndex:
         self._pairs: list[tuple[int, int]] = []
         self._open_calls: dict[int, None] = {}  # calls without an answer yet, oldest first
         self._arrays = (0, None)
-        self._found: dict[str, tuple[frozenset, frozenset, frozenset]] = {}  # text -> its scan
+        self._found: dict[str, tuple] = {}  # text -> (its scan, its cost)
 
     def __len__(self) -> int:
         return len(self.spans)
 
     def add(self, span: Span) -> int:
         """Append a span; returns its position."""
-        if span.id in self.pos:
-            raise SpanError(f"duplicate span id {span.id!r}", field="id")
+        sid, text, role = span.id, span.text, span.role
+        pos = self.pos
+        if sid in pos:
+            raise SpanError(f"duplicate span id {sid!r}", field="id")
         i = len(self.spans)
-        found = self._found.get(span.text)  # a log repeats texts: each is searched once
+        found = self._found.get(text)  # a log repeats texts: each is searched (and costed) once
         if found is None:
-            found = self._found[span.text] = self.patterns.scan(span.text)
-        refs, defs, tombs = scan(self.patterns, span.role, span.text, found)
+            found = self._found[text] = (self.patterns.scan(text), token_cost(text))
+        refs, defs, tombs = scan(self.patterns, role, text, found[0])
         self.spans.append(span)
-        self.pos[span.id] = i
-        self.cost.append(token_cost(span.text))
+        pos[sid] = i
+        self.cost.append(found[1])
         self.refs.append(refs)
         self.defs.append(defs)
         self.tombs.append(tombs)
-        if span.depends_on:
-            deps = [self.pos[d] for d in span.depends_on if d in self.pos]
-            self.unresolved.append(tuple(d for d in span.depends_on if d not in self.pos))
+        deps = span.depends_on
+        if deps:
+            deps = [pos[d] for d in deps if d in pos]
+            self.unresolved.append(tuple(d for d in span.depends_on if d not in pos))
+            need = set(deps)
         else:
-            deps = []
             self.unresolved.append(())
-        need = set(deps)
+            need = set()
         if refs:  # a span naming a handle it does not itself define needs the span that first did
             definer = self.definer
             need.update(definer[h] for h in refs - defs if h in definer)
-        for h in sorted(defs) if defs else ():
-            self.definer.setdefault(h, i)
-            self.defined_by.setdefault(h, []).append(i)
-        for h in sorted(refs) if refs else ():
-            self.named_by.setdefault(h, []).append(i)
+            for h in sorted(refs):
+                self.named_by.setdefault(h, []).append(i)
+        if defs:
+            for h in sorted(defs):
+                self.definer.setdefault(h, i)
+                self.defined_by.setdefault(h, []).append(i)
         call = None
-        if span.role in ANSWERS:
+        if role in ANSWERS:
             calls = [p for p in deps if self.spans[p].role == "call"]
-            if not calls and span.role == "result" and self._open_calls:
+            if not calls and role == "result" and self._open_calls:
                 calls = [next(reversed(self._open_calls))]  # no link: the most recent open call
             if calls:
                 call = calls[0]
@@ -313,7 +336,7 @@ class SpanIndex:
                 if defs:  # the call's binding: a retained call needs it
                     self.needs[call].append(i)
         self.unit.append(call if call is not None and defs else i)
-        if span.role == "call":
+        if role == "call":
             self._open_calls[i] = None
         need.discard(i)
         self.needs.append(sorted(need) if len(need) > 1 else list(need))

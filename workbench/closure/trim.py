@@ -203,18 +203,17 @@ def output_tokens(log: Log, out, kept, cost, counter) -> int:
     return total
 
 
-class _Lazy:
-    """Values computed on first use, by index."""
+class _Lazy(dict):
+    """Values computed on first use, by index (a hit is a plain dict lookup)."""
 
-    __slots__ = ("f", "v")
+    __slots__ = ("f",)
 
     def __init__(self, f):
-        self.f, self.v = f, {}
+        super().__init__()
+        self.f = f
 
-    def __getitem__(self, i):
-        v = self.v.get(i)
-        if v is None:
-            v = self.v[i] = self.f(i)
+    def __missing__(self, i):
+        v = self[i] = self.f(i)
         return v
 
 
