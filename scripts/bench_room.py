@@ -5,7 +5,8 @@ browser context, 1280x720), half explorers and half workshops. Every explorer pa
 controls in the same rounds; every workshop page reveals its four parts. `make bench
 ARGS=--room` runs N = 1, 10 and 30 (scripts/bench.py); alone: python scripts/bench_room.py
 [N ...] [--pool K] [--nice] (--nice: the browsers at the lowest CPU priority, standing in
-for the participants' own laptops).
+for the participants' own laptops); --solo: one page at a time, what a page costs its browser
+(`solo`).
 
 Timed in the page (performance.now(), from the navigation's start): first view (the explorer's
 live view answered, or the workshop's fourth part shown); change (input event -> last paint of
@@ -360,6 +361,83 @@ def print_room(r: dict) -> list[dict]:
     ]
 
 
+def solo(kinds=("explorer", "workshop", "explorer", "workshop")) -> list[dict]:
+    """What one page costs its browser, alone (a room's floor): pages opened one after another
+    against a preheated room of two seats, each in a fresh browser context after the one before
+    closed; per page the first view, the browser's CPU seconds until then (every Chromium
+    process; the server's own subtracted), the page's main-thread task and script seconds
+    (Chrome's Performance metrics), its requests and bytes, and its CPU in the next 10 s idle."""
+    from playwright.sync_api import sync_playwright
+
+    from workbench.explore import app
+
+    folder = app.room_folder()
+    log = Path(folder).parent / f"{Path(folder).name}-voila.log"
+    command = partial(app.room_command, ip="127.0.0.1", token="solo", seats=2, pool=1)
+    env = dict(os.environ, WORKBENCH_WARM="0")
+    rows = []
+    with app.serve(folder, env=env, log=log, command=command, timeout=300) as base:
+        t0 = time.monotonic()
+        while log.read_text().count("is filled with 1 kernel") < 2:
+            if time.monotonic() - t0 > 600:
+                raise RuntimeError("the pools did not fill in 10 minutes")
+            time.sleep(1)
+        server = _server_pid(folder)
+        _quiet(server)
+        links = app.room_links("127.0.0.1", int(base.rsplit(":", 1)[1].strip("/")), "solo")
+
+        def browser_cpu() -> float:
+            return _cpu(os.getpid()) - _cpu(server)
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium", args=app.CHROMIUM_ARGS, headless=True
+            )
+            for kind in kinds:
+                _quiet(server)  # the pool refilled after the page before
+                ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+                ctx.add_init_script(READY)
+                page = ctx.new_page()
+                cdp = ctx.new_cdp_session(page)
+                cdp.send("Performance.enable")
+                done = []
+                page.on("requestfinished", lambda r, done=done: done.append(r))
+                c0 = browser_cpu()
+                page.goto(links[kind], wait_until="commit")
+                page.wait_for_function("() => !!window.__ready", timeout=READY_S * 1000)
+                ready = page.evaluate("() => window.__ready") / 1000
+                c1 = browser_cpu()
+                m = {x["name"]: x["value"] for x in cdp.send("Performance.getMetrics")["metrics"]}
+                time.sleep(10)
+                idle = browser_cpu() - c1
+                size = 0
+                for r in done:
+                    try:
+                        size += r.sizes()["responseBodySize"]
+                    except Exception:  # noqa: BLE001  (a request without a body)
+                        pass
+                row = {
+                    "kind": kind,
+                    "first_s": round(ready, 2),
+                    "browser_cpu_s": round(c1 - c0, 2),
+                    "task_s": round(m.get("TaskDuration", float("nan")), 2),
+                    "script_s": round(m.get("ScriptDuration", float("nan")), 2),
+                    "requests": len(done),
+                    "mb": round(size / 1e6, 2),
+                    "idle_cpu_s_per_10s": round(idle, 2),
+                }
+                print(
+                    f"  {kind:<9} first view {ready:5.1f} s; browser CPU {c1 - c0:4.1f} s (main "
+                    f"thread {row['task_s']:.2f} s, script {row['script_s']:.2f} s); "
+                    f"{len(done)} requests, {row['mb']:.1f} MB; idle next 10 s: {idle:.2f} CPU s",
+                    flush=True,
+                )
+                rows.append(row)
+                ctx.close()
+            browser.close()
+    return rows
+
+
 def run(sizes=(1, 10, 30), pool: int | None = None, nice: bool = False) -> list[dict]:
     rows = []
     for n in sizes:
@@ -369,6 +447,9 @@ def run(sizes=(1, 10, 30), pool: int | None = None, nice: bool = False) -> list[
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--solo" in args:  # one page at a time: what a page costs its browser
+        solo()
+        sys.exit(0)
     pool = int(args[args.index("--pool") + 1]) if "--pool" in args else None
     if "--pool" in args:
         del args[args.index("--pool") : args.index("--pool") + 2]

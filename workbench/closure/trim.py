@@ -131,11 +131,13 @@ class _Open:
 
     def _touch(self, positions):
         md, mr = {}, {}
+        scanned, at = self.h._at, self.h.at  # a message's (refs, defs, tombs), scanned once
         for i in positions:
-            for x in self.h.defs[i]:
+            _, defs, tombs = scanned[i] or at(i)
+            for x in defs:
                 if i < md.get(x, self.min_def.get(x, NEVER)):
                     md[x] = i
-            for x in self.h.tombs[i]:
+            for x in tombs:
                 if i < md.get(x, self.min_def.get(x, NEVER)):
                     md[x] = i
             for x, _ in self.needed[i]:
