@@ -445,12 +445,12 @@ def replay(
     emb = manager.encoder([s.text for s in spans]) if spans else None
     sims = (emb @ manager._q).tolist() if spans else []  # the goal is fixed: one product
     if loading is not None:
-        with paused_gc():
-            manager.index.extend(spans)
-            loading.join()
-            if loaded[0] is None:
+        manager.index.extend(spans)
+        loading.join()  # (the collector runs meanwhile: a first compile makes much garbage)
+        if loaded[0] is None:
+            with paused_gc():
                 fastgate.replay(manager, spans, emb, sims)
-                return manager
+            return manager
         manager.index = SpanIndex(manager.index.patterns)  # numba failed: over again, in Python
     manager.reserve(manager.n + len(spans))
     k = 0
