@@ -2,14 +2,15 @@
 one loop over arrays instead of one Python call per span and per cycle.
 
 `managers.replay` takes this path for a fresh gate in its default configuration (closure
-enforced, mode 'throttle', not strict) when numba is installed, and the Python manager's loop
-otherwise; `tests/test_fastgate.py` checks that both give the same cycles, window, held spans and
-over-budget turns, byte for byte, on logs with pins, supplied scores, repairs and throttles, and
-that a manager replayed here goes on (add, step) exactly as one replayed in Python.
+enforced, mode 'throttle', not strict) over a log of `managers.COMPILED_MIN` spans or more, when
+numba is installed (`managers.compiled`), and the Python manager's loop otherwise;
+`tests/test_fastgate.py` checks that both give the same cycles, window, held spans and
+over-budget turns, byte for byte, on logs with pins, supplied scores, tombstones, repairs and
+throttles, and that a manager replayed here goes on (add, step) exactly as one replayed in Python.
 
 Where the Python manager keeps its counts as the window changes, the kernel recounts them over
-the retained window at each cycle: the window is bounded by its capacity, and in compiled code
-a pass over it costs less than the bookkeeping. Handles are ranks in their sorted order, so a
+the retained window at each cycle: the window is small (its capacity, and what closure pins),
+and in compiled code a pass over it costs less than the bookkeeping. Handles are ranks in their sorted order, so a
 sorted list of ranks is the sorted list of names.
 """
 
