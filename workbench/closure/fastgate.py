@@ -84,6 +84,40 @@ def _sort_order(a, score):
     _heapsort(a, score, True)
 
 
+def _orphans(rlist, rcnt, skip, rptr, ridx, dptr, didx, cnt_n, cnt_d, hseen, touched, out, o0):
+    """Write to out[o0:], sorted, the handles that the retained spans not in `skip` name and none
+    of them defines (nor tombstones); returns (out, its new end, touched), the counts reset."""
+    nt = 0
+    for k in range(rcnt):
+        i = rlist[k]
+        if skip[i]:
+            continue
+        for kk in range(rptr[i], rptr[i + 1]):
+            cnt_n[ridx[kk]] += 1
+        for kk in range(dptr[i], dptr[i + 1]):
+            cnt_d[didx[kk]] += 1
+        for idx, lo, hi in ((ridx, rptr[i], rptr[i + 1]), (didx, dptr[i], dptr[i + 1])):
+            for kk in range(lo, hi):
+                h = idx[kk]
+                if not hseen[h]:
+                    hseen[h] = True
+                    touched = _grow(touched, nt)
+                    touched[nt] = h
+                    nt += 1
+    o1 = o0
+    for k in range(nt):
+        h = touched[k]
+        if cnt_n[h] > 0 and cnt_d[h] == 0:
+            out = _grow(out, o1)
+            out[o1] = h
+            o1 += 1
+        cnt_n[h] = 0
+        cnt_d[h] = 0
+        hseen[h] = False
+    _sort_int(out[o0:o1])
+    return out, o1, touched
+
+
 def _replay(
     cost, unit, nptr, nidx, rptr, ridx, dptr, didx, pin, score, starts, turns, nh,
     capacity, trigger, cut_target, threshold, floor,
@@ -192,38 +226,10 @@ def _replay(
             for k in range(nprop):
                 in_p[o[k]] = True
             # the handles the window less the proposal names and does not define
-            nt = 0
-            for k in range(rcnt):
-                i = rlist[k]
-                if in_p[i]:
-                    continue
-                for kk in range(rptr[i], rptr[i + 1]):
-                    h = ridx[kk]
-                    cnt_n[h] += 1
-                    if not hseen[h]:
-                        hseen[h] = True
-                        touched = _grow(touched, nt)
-                        touched[nt] = h
-                        nt += 1
-                for kk in range(dptr[i], dptr[i + 1]):
-                    h = didx[kk]
-                    cnt_d[h] += 1
-                    if not hseen[h]:
-                        hseen[h] = True
-                        touched = _grow(touched, nt)
-                        touched[nt] = h
-                        nt += 1
-            p0 = po_ptr[nc]
-            for k in range(nt):
-                h = touched[k]
-                if cnt_n[h] > 0 and cnt_d[h] == 0:
-                    po = _grow(po, p0)
-                    po[p0] = h
-                    p0 += 1
-                cnt_n[h] = 0
-                cnt_d[h] = 0
-                hseen[h] = False
-            _sort_int(po[po_ptr[nc] : p0])
+            po, p0, touched = _orphans(
+                rlist, rcnt, in_p, rptr, ridx, dptr, didx, cnt_n, cnt_d, hseen, touched, po,
+                po_ptr[nc],
+            )  # fmt: skip
             throttled = hasm and margin < floor
             # a proposed span that a span the proposal keeps needs
             dangling = False
@@ -304,36 +310,11 @@ def _replay(
                     orr = _grow(orr, r0)
                     orr[r0] = po[k]
                     r0 += 1
-            else:
-                nt = 0
-                for k in range(rcnt):
-                    i = rlist[k]
-                    for kk in range(rptr[i], rptr[i + 1]):
-                        h = ridx[kk]
-                        cnt_n[h] += 1
-                        if not hseen[h]:
-                            hseen[h] = True
-                            touched = _grow(touched, nt)
-                            touched[nt] = h
-                            nt += 1
-                    for kk in range(dptr[i], dptr[i + 1]):
-                        h = didx[kk]
-                        cnt_d[h] += 1
-                        if not hseen[h]:
-                            hseen[h] = True
-                            touched = _grow(touched, nt)
-                            touched[nt] = h
-                            nt += 1
-                for k in range(nt):
-                    h = touched[k]
-                    if cnt_n[h] > 0 and cnt_d[h] == 0:
-                        orr = _grow(orr, r0)
-                        orr[r0] = h
-                        r0 += 1
-                    cnt_n[h] = 0
-                    cnt_d[h] = 0
-                    hseen[h] = False
-                _sort_int(orr[or_ptr[nc] : r0])
+            else:  # the window as committed (in_c is off on every retained span)
+                orr, r0, touched = _orphans(
+                    rlist, rcnt, in_c, rptr, ridx, dptr, didx, cnt_n, cnt_d, hseen, touched, orr,
+                    r0,
+                )  # fmt: skip
             for k in range(nprop):
                 in_p[o[k]] = False
             for k in range(ncommit):
@@ -459,7 +440,7 @@ def _greedy(
 
 
 _COMPILED = ("_grow", "_before", "_sift", "_heapsort", "_sort_int", "_sort_order", "_greedy",
-             "_replay")  # fmt: skip
+             "_orphans", "_replay")  # fmt: skip
 _jit_lock = threading.Lock()
 
 
