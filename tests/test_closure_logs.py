@@ -257,6 +257,57 @@ def test_trim_messages_returns_langchain_objects_too():
     assert isinstance(plain, list) and isinstance(plain[0], dict)
 
 
+def test_langchain_objects_read_as_their_dumps_do():
+    """LangChain objects are read on a short path whose text (content, then each call's
+    arguments) is joined on first use; it must be the text the dump's full path reads, for
+    dict, string and missing arguments, empty content and parallel calls, in every log."""
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import AIMessage, ToolMessage, messages_from_dict, messages_to_dict
+
+    extra = [
+        AIMessage(
+            "checking",
+            tool_calls=[
+                {"id": "a1", "name": "f", "args": {"job": "job_ef6c", "n": [1, 2]}},
+                {"id": "a2", "name": "g", "args": {}},
+            ],
+        ),
+        ToolMessage('{"id": "job_ef6c"}', tool_call_id="a1"),
+        ToolMessage("ok", tool_call_id="a2"),
+    ]
+    logs_ = [extra] + [
+        messages_from_dict(_fresh(conv, "langchain")) for conv in loggen.HANDWRITTEN.values()
+    ]
+    for objs in logs_:
+        fast, full = logs.read(objs, "langchain"), logs.read(messages_to_dict(objs), "langchain")
+        assert [(m.role, m.text, list(m.calls), list(m.answers)) for m in fast.messages] == [
+            (m.role, m.text, list(m.calls), list(m.answers)) for m in full.messages
+        ]
+    assert "job_ef6c" in logs.read(extra, "langchain").messages[0].text
+
+
+def test_a_log_and_its_handles_hold_no_cycle():
+    """A log caches its Handles; if they referred back to the log, every log read and dropped
+    would wait for the cyclic collector, which then walks all its messages (a fifth of a
+    100,000-message trim's time). Dropped, a scanned log is freed at once by reference
+    counting, with the collector off."""
+    import gc
+    import weakref
+
+    log = logs.read(_fresh(loggen.HANDWRITTEN["training_runs"], "openai"))
+    log.handles(P).scan_all()
+    trim.trim_log(log, 150, patterns=P)
+    gone = weakref.ref(log)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del log
+        assert gone() is None
+    finally:
+        if was:
+            gc.enable()
+
+
 # --- the side-by-side with langchain-core's trim_messages ----------------------------------------
 
 

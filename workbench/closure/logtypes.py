@@ -75,16 +75,33 @@ def text_of(content, index, fld) -> str:
     return "\n".join(out)
 
 
-@dataclass(repr=False, slots=True)
 class Message:
-    """One message of a log, as the closure check sees it (`raw` is the message as read)."""
+    """One message of a log, as the closure check sees it (`raw` is the message as read).
 
-    index: int
-    role: str  # system | user | assistant | tool
-    text: str  # what the handle patterns scan: content, call arguments, result content
-    calls: list = field(default_factory=list)  # [(call id, tool name)]
-    answers: list = field(default_factory=list)  # call ids this message answers
-    raw: object = None
+    `text` is what the handle patterns scan: the content, each call's arguments, a result's
+    content. A reader may hand it over as `(content, tool calls)`, LangChain's shape: the
+    arguments (a string, or a dict shown by `repr`) are then joined to the content on first use,
+    so a trim that looks at the newest messages only never builds the others' text."""
+
+    __slots__ = ("index", "role", "_text", "calls", "answers", "raw")
+
+    def __init__(self, index: int, role: str, text, calls=None, answers=None, raw=None):
+        self.index, self.role, self._text, self.raw = index, role, text, raw
+        self.calls = [] if calls is None else calls  # [(call id, tool name)]
+        self.answers = [] if answers is None else answers  # call ids this message answers
+        # role: system | user | assistant | tool
+
+    @property
+    def text(self) -> str:
+        t = self._text
+        if type(t) is tuple:
+            content, tcs = t
+            parts = [content] if content else []
+            for tc in tcs:
+                a = tc.get("args")
+                parts.append(a if type(a) is str else repr(a if a is not None else {}))
+            t = self._text = "\n".join(x for x in parts if x)
+        return t
 
     def __repr__(self) -> str:
         return (
@@ -92,20 +109,40 @@ class Message:
         )
 
 
+def _split(msgs, i: int, named, tombs) -> tuple:
+    """Message i's (refs, defs, tombs) from the handles its text names and its tombstones."""
+    named = tuple(sorted(named - tombs)) if named else ()
+    tombs = tuple(sorted(tombs)) if tombs else ()
+    if msgs[i].role == "assistant":
+        return named, (), tombs
+    return (), named, tombs
+
+
+def _scan_one(at: list, msgs, patterns: Patterns, i: int) -> tuple:
+    """Message i's (refs, defs, tombs), scanned once and kept in `at`."""
+    v = at[i]
+    if v is None:
+        text = msgs[i].text
+        named, _, t = patterns.scan(text) if text else ((), (), ())
+        v = at[i] = _split(msgs, i, set(named), set(t))
+    return v
+
+
 class _Column:
-    """One of a message's (refs, defs, tombs), by message index, scanned on first use."""
+    """One of a message's (refs, defs, tombs), by message index, scanned on first use. It holds
+    the scans, the messages and the patterns, not the Handles: no reference cycle."""
 
-    __slots__ = ("h", "k", "_at")
+    __slots__ = ("k", "_at", "_msgs", "_patterns")
 
-    def __init__(self, h, k):
-        self.h, self.k, self._at = h, k, h._at
+    def __init__(self, at, msgs, patterns, k):
+        self._at, self._msgs, self._patterns, self.k = at, msgs, patterns, k
 
     def __getitem__(self, i: int) -> tuple:
         v = self._at[i]
-        return (self.h.at(i) if v is None else v)[self.k]
+        return (_scan_one(self._at, self._msgs, self._patterns, i) if v is None else v)[self.k]
 
     def __len__(self) -> int:
-        return len(self.h.log.messages)
+        return len(self._msgs)
 
 
 class _Rescan:
@@ -120,39 +157,48 @@ class Handles:
     pass over the texts joined, matches mapped back to their messages."""
 
     def __init__(self, log, patterns: Patterns):
-        self.log, self.patterns = log, patterns
+        # the messages, not the log: the log caches its Handles, and a log and its handles that
+        # referred to each other would be a cycle only the cyclic collector frees, traversing
+        # every message of a long log when it does
+        self.messages, self.patterns = log.messages, patterns
         self._at: list = [None] * len(log.messages)
         pre_refs, _, pre_tombs = patterns.scan(log.system_text())
         self.pre_defs, self.pre_tombs = frozenset(pre_refs), frozenset(pre_tombs)
-        self.refs, self.defs, self.tombs = _Column(self, 0), _Column(self, 1), _Column(self, 2)
+        self.refs, self.defs, self.tombs = (
+            _Column(self._at, self.messages, patterns, k) for k in range(3)
+        )
         self._text = None  # (joined texts, start of each message's text)
+        self._def_text = None  # the same for the messages that can define a handle, and their ids
         self._defs_of: dict | None = None  # handle -> messages defining it, in order (scan_all)
         self._all = False  # every message scanned
         self._searched = 0  # characters searched backwards so far
         self._nearest: dict = {}  # handle -> (query position, the definition found before it)
 
-    def _split(self, i: int, named, tombs) -> tuple:
-        named = tuple(sorted(named - tombs)) if named else ()
-        tombs = tuple(sorted(tombs)) if tombs else ()
-        if self.log.messages[i].role == "assistant":
-            return named, (), tombs
-        return (), named, tombs
-
     def at(self, i: int) -> tuple:
-        v = self._at[i]
-        if v is None:
-            text = self.log.messages[i].text
-            named, _, t = self.patterns.scan(text) if text else ((), (), ())
-            v = self._at[i] = self._split(i, set(named), set(t))
-        return v
+        """Message i's (refs, defs, tombs)."""
+        return _scan_one(self._at, self.messages, self.patterns, i)
 
     def _joined(self):
+        """(every message's text joined, the start of each)."""
         if self._text is None:
-            texts = [m.text for m in self.log.messages]
-            lens = np.fromiter((len(t) + len(SEP) for t in texts), dtype=np.int64, count=len(texts))
-            starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-            self._text = (SEP.join(texts), starts)
+            self._text = self._join([m.text for m in self.messages])
         return self._text
+
+    def _defining(self):
+        """(the texts of the messages that can define a handle, joined; the start of each; their
+        message indices): an assistant message never defines one, so definitions are looked
+        for in the rest only."""
+        if self._def_text is None:
+            ids = [m.index for m in self.messages if m.role != "assistant"]
+            msgs = self.messages
+            self._def_text = (*self._join([msgs[i].text for i in ids]), ids)
+        return self._def_text
+
+    @staticmethod
+    def _join(texts: list) -> tuple:
+        lens = np.fromiter((len(t) + len(SEP) for t in texts), dtype=np.int64, count=len(texts))
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        return SEP.join(texts), starts
 
     def scan_all(self) -> Handles:
         """Scan every message at once (what a whole-log check or a relevance trim needs)."""
@@ -165,7 +211,7 @@ class Handles:
         for w, (_, x) in zip(self._where(starts, hits), hits, strict=True):
             tombs_at.setdefault(w, set()).add(x)
         hits = self.patterns.find_handles(joined)
-        msgs = self.log.messages
+        msgs = self.messages
         empty = ((), (), ())
         at = [empty] * len(self._at)
         defs_of: dict[str, list[int]] = {}
@@ -178,14 +224,14 @@ class Handles:
             named = {x for _, x in hits[k:j]}
             t = tombs_at.pop(w, ())
             if t or len(named) > 1 or msgs[w].role == "assistant":
-                at[w] = v = self._split(w, named, set(t))
+                at[w] = v = _split(msgs, w, named, set(t))
             else:
                 at[w] = v = ((), tuple(named), ())
             for x in v[1]:
                 defs_of.setdefault(x, []).append(w)
             k = j
         for w, t in tombs_at.items():  # tombstones in messages that name no handle
-            at[w] = self._split(w, set(), t)
+            at[w] = _split(msgs, w, set(), t)
         for d in defs_of.values():
             d.sort()
         self._at[:] = at  # in place: the columns hold this list
@@ -197,20 +243,19 @@ class Handles:
         `definer_before`, without scanning each message apart (`scan_all` does that too)."""
         if self._defs_of is not None:
             return self
-        joined, starts = self._joined()
+        joined, starts, ids = self._defining()
         hits = self.patterns.find_handles(joined)
-        msgs = self.log.messages
         defs_of: dict[str, list[int]] = {}
-        for w, (_, x) in zip(self._where(starts, hits), hits, strict=True):
-            if msgs[w].role != "assistant":
-                d = defs_of.get(x)
-                if d is None:
-                    defs_of[x] = [w]
-                elif d[-1] != w:
-                    d.append(w)
+        for k, (_, x) in zip(self._where(starts, hits), hits, strict=True):
+            w = ids[k]
+            d = defs_of.get(x)
+            if d is None:
+                defs_of[x] = [w]
+            elif d[-1] != w:
+                d.append(w)
         tomb_re = self.patterns._compiled[2]
         for m in tomb_re.finditer(joined):  # a tombstone's handle is no definition
-            w = int(np.searchsorted(starts, m.start(), side="right")) - 1
+            w = ids[int(np.searchsorted(starts, m.start(), side="right")) - 1]
             d = defs_of.get(m.group(1))
             if d is not None and w in d and m.group(1) not in self.at(w)[1]:
                 d.remove(w)
@@ -238,16 +283,17 @@ class Handles:
         memo = self._nearest.get(x)  # (i', j): j is the nearest definition before i'
         if memo is not None and memo[1] is not None and memo[1] < i <= memo[0]:
             return memo[1]  # nothing defines x between j and i' (and i is in between)
-        joined, starts = self._joined()
-        end = int(starts[i]) if i < len(starts) else len(joined)
-        found = self._search_back(x, i, end, joined, starts)
+        joined, starts, ids = self._defining()
+        k = bisect.bisect_left(ids, i)  # the defining messages before i are ids[:k]
+        end = int(starts[k]) if k < len(starts) else len(joined)
+        found = self._search_back(x, end, joined, starts, ids)
         if not isinstance(found, _Rescan):
             self._nearest[x] = (i, found)
             return found
         self.index_definitions()
         return self.definer_before(x, i)
 
-    def _search_back(self, x, i, end, joined, starts):
+    def _search_back(self, x, end, joined, starts, ids):
         while end > 0:
             p = joined.rfind(x, 0, end)
             # a backward search is C-speed: a score of them cost less than one regex
@@ -257,10 +303,10 @@ class Handles:
                 return _Rescan()
             if p < 0:
                 return None
-            j = int(np.searchsorted(starts, p, side="right")) - 1
-            if x in self.at(j)[1]:
-                return j
-            end = int(starts[j])  # no definition of x in message j: look before it
+            k = int(np.searchsorted(starts, p, side="right")) - 1
+            if x in self.at(ids[k])[1]:
+                return ids[k]
+            end = int(starts[k])  # no definition of x in that message: look before it
         return None
 
     @property

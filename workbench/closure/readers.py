@@ -206,28 +206,25 @@ def read_langchain(dicts) -> Log:
                     if not tcs:
                         append(Message(i, "assistant", content, none, none, d))
                         continue
-                    short = _lc_short_calls(tcs, content)
-                    if short is not None:
-                        append(Message(i, "assistant", short[1], short[0], none, d))
+                    calls = _lc_short_calls(tcs)
+                    if calls is not None:  # the text (content, arguments) is joined when used
+                        append(Message(i, "assistant", (content, tcs), calls, none, d))
                         continue
         append(_lc_message(i, d, legacy))
     return Log("langchain", out)
 
 
-def _lc_short_calls(tcs, content: str):
-    """(calls, text) of an AI message whose tool calls are well-formed dicts, else None."""
-    if not tcs:
-        return [], content
-    calls, parts = [], [content] if content else []
+def _lc_short_calls(tcs):
+    """The (id, name) calls of an AI message whose tool calls are well-formed dicts, else None."""
+    calls = []
     for tc in tcs:
         if type(tc) is not dict:
             return None
-        cid, name, a = tc.get("id"), tc.get("name"), tc.get("args")
+        cid, name = tc.get("id"), tc.get("name")
         if type(cid) is not str or type(name) is not str:
             return None
         calls.append((cid, name))
-        parts.append(a if type(a) is str else repr(a if a is not None else {}))
-    return calls, "\n".join(x for x in parts if x)
+    return calls
 
 
 def _lc_message(i: int, d, legacy: _Legacy) -> Message:

@@ -385,6 +385,8 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
 def trim_messages(messages, max_tokens: int, *, format: str | None = None, **kw):
     """Trim plain message dicts (OpenAI / Responses / Anthropic / LangChain dicts; format detected
     unless given), or LangChain message objects; returns the same kind, in the same shape."""
-    with paused_gc():
+    with paused_gc():  # one pause over reading and trimming; the log is freed before it ends
         log = read(messages, format)
-    return trim_log(log, max_tokens, **kw).output
+        out = trim_log(log, max_tokens, **kw).output
+        del log  # freed by reference counting (a log holds no cycle): the collector never walks it
+    return out
