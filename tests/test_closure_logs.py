@@ -286,6 +286,39 @@ def test_langchain_objects_read_as_their_dumps_do():
     assert "job_ef6c" in logs.read(extra, "langchain").messages[0].text
 
 
+def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
+    """`langchain_core.load.dumpd` entries (what LangSmith and `dumps` write), as a list or in a
+    state body: read as the same messages as their `messages_to_dict` form, counted alike, and a
+    trim that needs a tombstone writes it as a `dumpd` SystemMessage langchain-core loads back;
+    the body's other keys are kept."""
+    pytest.importorskip("langchain_core")
+    import warnings
+
+    from langchain_core.load import dumpd, load
+    from langchain_core.messages import SystemMessage, messages_from_dict, messages_to_dict
+
+    objs = messages_from_dict(_fresh(loggen.HANDWRITTEN["training_runs"], "langchain"))
+    serial = [dumpd(m) for m in objs]
+    a, b = logs.read(serial), logs.read(messages_to_dict(objs))
+    assert a.format == "langchain"
+    assert [(m.role, m.text, list(m.calls), list(m.answers)) for m in a.messages] == [
+        (m.role, m.text, list(m.calls), list(m.answers)) for m in b.messages
+    ]
+    assert [compare.langchain_counter(m) for m in a.messages] == [
+        compare.langchain_counter(m) for m in b.messages
+    ]
+    state = {"messages": serial[1:], "thread_id": "t1"}  # no system message: a tombstone adds one
+    t = trim.trim_log(logs.read(state), 150, patterns=P)
+    assert t.tombstones and t.report.closed
+    assert t.output["thread_id"] == "t1" and set(t.output) == {"messages", "thread_id"}
+    first = t.output["messages"][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # langchain-core's `load` is marked beta
+        back = load(first)
+    assert isinstance(back, SystemMessage) and "evicted_ref" in back.content
+    assert logs.check(logs.read(t.output), patterns=P).closed
+
+
 def test_a_log_and_its_handles_hold_no_cycle():
     """A log caches its Handles; if they referred back to the log, every log read and dropped
     would wait for the cyclic collector, which then walks all its messages (a fifth of a

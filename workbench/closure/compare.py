@@ -6,12 +6,14 @@ the LangChain rows are skipped, and `langchain_available()` says so."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pandas as pd
 
 from workbench.closure import loggen
 from workbench.closure.agent import episode_log
 from workbench.closure.logs import FORMATS, Log, approx_tokens, check, read
+from workbench.closure.readers import LC_CLASSES, lc_serialized
 from workbench.closure.spans import CLOSURE_PATTERNS
 from workbench.closure.trim import trim_log
 
@@ -123,12 +125,19 @@ HELDOUT = "data/logs/heldout"  # hand-written logs in four wire formats, with ex
 
 
 def _langchain_messages(log: Log):
-    """The log as LangChain message objects, by langchain-core's own conversion (LangChain dumps
-    and OpenAI chat messages), or None where it has none or it fails (Anthropic, Responses)."""
+    """The log as LangChain message objects, by langchain-core's own conversion (LangChain dumps,
+    `dumpd` entries and OpenAI chat messages), or None where it has none or it fails (Anthropic,
+    Responses)."""
     from langchain_core.messages import convert_to_messages, messages_from_dict
 
     raws = [m.raw for m in log.messages]
     try:
+        if log.format == "langchain" and any(lc_serialized(r) for r in raws):
+            from langchain_core.load import load  # langchain-core's reader of `dumpd` entries
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # `load` is marked beta
+                return [load(r) for r in raws]
         if log.format == "langchain":
             return messages_from_dict(raws)
         if log.format == "openai":
@@ -224,6 +233,8 @@ def langchain_counter(message) -> int:
     raw = message.raw
     if type(raw) is not dict and raw is not None:  # a LangChain object: the common case
         return lc["count"]((raw,))
+    if lc_serialized(raw):  # a `dumpd` entry: the message its class and kwargs stand for
+        raw = {"type": LC_CLASSES[raw["id"][-1]], "data": raw["kwargs"]}
     if isinstance(raw, dict) and "data" in raw:
         raw = lc["from_dict"]([raw])[0]
     elif raw is None or isinstance(raw, dict):

@@ -10,7 +10,10 @@ format):
 - `anthropic`: Messages, a request body `{"system"?, "messages", ...}` or its list: `tool_use`
   blocks `{id, name, input}`, `tool_result` blocks `{tool_use_id, content}` in the next user turn.
 - `langchain`: `messages_to_dict` output `[{"type", "data"}]` (ai, human, system, tool, function,
-  chat and their chunk types), or LangChain message objects.
+  chat and their chunk types), `langchain_core.load.dumpd` output
+  `[{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs"}]` (what LangSmith and
+  `dumps` write), either as a list or as a state `{"messages": [...], ...}` (a LangGraph
+  state), or LangChain message objects.
 - `responses`: the OpenAI Responses API, an item list or a request body `{"input", ...}`:
   `message` items, `function_call` / `custom_tool_call` items with `call_id`, their `*_output`
   items, `reasoning` items; any other `*_call` item with a `call_id` pairs with its `*_call_output`.
@@ -43,6 +46,23 @@ LC_TYPES = {
     "chat": "chat",
     "ChatMessageChunk": "chat",
 }
+LC_CLASSES = {  # the class a `dumpd` entry names -> the message type it stands for
+    "AIMessage": "ai",
+    "HumanMessage": "human",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+    "FunctionMessage": "function",
+    "ChatMessage": "chat",
+    **{k: k for k in LC_TYPES if k.endswith("Chunk")},
+}
+
+
+def lc_serialized(d) -> bool:
+    """Whether a dict is a `langchain_core.load.dumpd` entry (`{"lc", "type": "constructor", "id",
+    "kwargs"}`)."""
+    return isinstance(d, dict) and "lc" in d and d.get("type") == "constructor"
+
+
 CHAT_ROLES = {
     "user": "user",
     "human": "user",
@@ -181,6 +201,9 @@ def _lc_call(tc, i, where: str):
 def read_langchain(dicts) -> Log:
     """LangChain `messages_to_dict` output, or LangChain message objects (read through their
     fields, without a dump: one pass, no copy; the common shapes on a short path)."""
+    body = None
+    if isinstance(dicts, dict) and isinstance(dicts.get("messages"), list):
+        body, dicts = dicts, dicts["messages"]  # a state: its other keys are kept on writing
     if not isinstance(dicts, list):
         raise err("a LangChain dump is a list of {type, data} objects")
     out, legacy = [], _Legacy()
@@ -211,7 +234,7 @@ def read_langchain(dicts) -> Log:
                         append(Message(i, "assistant", (content, tcs), calls, none, d))
                         continue
         append(_lc_message(i, d, legacy))
-    return Log("langchain", out)
+    return Log("langchain", out, body=body)
 
 
 def _lc_short_calls(tcs):
@@ -229,7 +252,14 @@ def _lc_short_calls(tcs):
 
 def _lc_message(i: int, d, legacy: _Legacy) -> Message:
     """One LangChain message, every shape (dumps and objects), naming what is wrong."""
-    if isinstance(d, dict):
+    if lc_serialized(d):
+        pre = "kwargs."
+        path = _need(d, "id", list, i)
+        kind = LC_CLASSES.get(path[-1] if path else None)
+        if kind is None:
+            raise err(f"not a LangChain message class: {path!r}", i, "id")
+        data = _need(d, "kwargs", dict, i)
+    elif isinstance(d, dict):
         pre = "data."
         kind = _need(d, "type", str, i)
         data = _need(d, "data", dict, i)
@@ -317,7 +347,14 @@ def read_responses(obj) -> Log:
             role = "tool"
             answers = [_need(it, "call_id", str, i)]
             out_val = it.get("output", "")
-            text = out_val if isinstance(out_val, str) else text_of(out_val, i, "output")
+            if isinstance(out_val, dict):  # an object (a computer_call's screenshot): its JSON
+                text = json.dumps(out_val, ensure_ascii=False)
+            else:
+                text = out_val if isinstance(out_val, str) else text_of(out_val, i, "output")
+        elif kind.endswith("_call") and "call_id" not in it and _inline_output(it):
+            # a call the server ran, its output in the same item (mcp_call, file_search_call,
+            # code_interpreter_call): what it returned defines handles, as a result does
+            role, text = "tool", _inline_output(it)
         elif kind.endswith("_call"):
             role = "assistant"
             text = ""
@@ -332,6 +369,18 @@ def read_responses(obj) -> Log:
             role, text = "assistant", ""
         out.append(Message(i, role, text, calls, answers, it))
     return Log("responses", out, system, body, key="input")
+
+
+def _inline_output(it: dict) -> str:
+    """The text of what a server-run call item returned (`output`, `outputs`, `results`), or ""."""
+    parts = []
+    for k in ("output", "outputs", "results"):
+        v = it.get(k)
+        if isinstance(v, str):
+            parts.append(v)
+        elif v:
+            parts.append(json.dumps(v, ensure_ascii=False))
+    return "\n".join(parts)
 
 
 READERS = {
@@ -357,7 +406,7 @@ def dialect(m) -> tuple[str, str] | None:
     any (a plain {role, content} chat message)."""
     if not isinstance(m, dict):
         return ("langchain", "type") if type(m).__module__.startswith("langchain_core") else None
-    if "data" in m and "type" in m:
+    if "data" in m and "type" in m or lc_serialized(m):
         return "langchain", "type"
     t = m.get("type")
     if (
@@ -432,11 +481,13 @@ def no_mixing(obj, fmt: str) -> None:
                 i,
                 d[1],
             )
-        if fmt == "langchain" and isinstance(m, dict) and isinstance(m.get("data"), dict):
+        if fmt == "langchain" and isinstance(m.get("data"), dict):
             _lc_blocks(m["data"], i)
+        elif fmt == "langchain" and lc_serialized(m) and isinstance(m.get("kwargs"), dict):
+            _lc_blocks(m["kwargs"], i, "kwargs.")
 
 
-def _lc_blocks(data: dict, i: int) -> None:
+def _lc_blocks(data: dict, i: int, pre: str = "data.") -> None:
     """LangChain keeps an Anthropic model's `tool_use` blocks in the AI message's content beside
     its `tool_calls`: that is LangChain's own shape. A `tool_result` block, or a `tool_use` the
     message's tool_calls do not hold, is another format's."""
@@ -449,5 +500,5 @@ def _lc_blocks(data: dict, i: int) -> None:
             raise err(
                 f"an Anthropic {b['type']} block in a LangChain message: the log mixes formats",
                 i,
-                f"data.content[{k}].type",
+                f"{pre}content[{k}].type",
             )

@@ -21,7 +21,8 @@ def id_field(log: Log, m: Message, k: int, kind: str) -> str:
     if log.format == "responses":
         return "call_id"
     if log.format == "langchain":
-        return "data.tool_call_id" if kind == "result" else f"data.tool_calls[{k}].id"
+        pre = "kwargs." if "kwargs" in raw and "lc" in raw else "data."  # a `dumpd` entry
+        return f"{pre}tool_call_id" if kind == "result" else f"{pre}tool_calls[{k}].id"
     if kind == "call":
         return (
             "function_call" if m.calls[k][0].startswith("function_call@") else f"tool_calls[{k}].id"

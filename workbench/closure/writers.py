@@ -8,6 +8,7 @@ import copy
 import json
 
 from workbench.closure.logtypes import Log
+from workbench.closure.readers import lc_serialized
 
 
 def _append(content, note: str, part: str = "text"):
@@ -67,7 +68,8 @@ def write(log: Log, kept, tombstones=()):
         body["messages"] = msgs
         return body
     if fmt == "langchain":
-        return _write_langchain(msgs, note)
+        out = _write_langchain(msgs, note)
+        return out if log.body is None else {**log.body, log.key: out}
     if note:
         first = msgs[0] if msgs else None
         sysroles = ("system", "developer")
@@ -104,6 +106,14 @@ def _write_langchain(msgs: list, note: str) -> list:
     if not note:
         return msgs
     first = msgs[0] if msgs else None
+    if lc_serialized(first):  # `dumpd` entries in, a `dumpd` entry out
+        if first["id"][-1] in ("SystemMessage", "SystemMessageChunk"):
+            first = copy.deepcopy(first)
+            first["kwargs"]["content"] = _append(first["kwargs"].get("content"), note)
+            return [first, *msgs[1:]]
+        system = ["langchain", "schema", "messages", "SystemMessage"]  # as `dumpd` writes one
+        entry = {"lc": 1, "type": "constructor", "id": system}
+        return [{**entry, "kwargs": {"content": note, "type": "system"}}, *msgs]
     if isinstance(first, dict):
         if first["type"] in ("system", "SystemMessageChunk"):
             first = copy.deepcopy(first)
