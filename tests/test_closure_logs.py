@@ -274,6 +274,19 @@ def test_langchain_objects_read_as_their_dumps_do():
         ),
         ToolMessage('{"id": "job_ef6c"}', tool_call_id="a1"),
         ToolMessage("ok", tool_call_id="a2"),
+        AIMessage(  # a call whose arguments did not parse is still a call, answered
+            "",
+            invalid_tool_calls=[
+                {
+                    "type": "invalid_tool_call",
+                    "id": "a3",
+                    "name": "f",
+                    "args": '{"job": "job_ef6c',
+                    "error": "not JSON",
+                }
+            ],
+        ),  # fmt: skip
+        ToolMessage("error: bad arguments", tool_call_id="a3", status="error"),
     ]
     logs_ = [extra] + [
         messages_from_dict(_fresh(conv, "langchain")) for conv in loggen.HANDWRITTEN.values()
@@ -284,6 +297,7 @@ def test_langchain_objects_read_as_their_dumps_do():
             (m.role, m.text, list(m.calls), list(m.answers)) for m in full.messages
         ]
     assert "job_ef6c" in logs.read(extra, "langchain").messages[0].text
+    assert logs.read(extra, "langchain").messages[3].calls == [("a3", "f")]
 
 
 def test_langchain_dumpd_entries_read_and_write_as_langchain_does():

@@ -224,7 +224,11 @@ def read_langchain(dicts) -> Log:
                         Message(i, "user" if kind == "human" else "system", content, none, none, d)
                     )
                     continue
-                elif kind == "ai" and not data.get("additional_kwargs"):
+                elif (
+                    kind == "ai"
+                    and not data.get("additional_kwargs")
+                    and not data.get("invalid_tool_calls")
+                ):
                     tcs = data.get("tool_calls")
                     if not tcs:
                         append(Message(i, "assistant", content, none, none, d))
@@ -291,6 +295,13 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
             cid, name, a = _lc_call(tc, i, f"{pre}{key}[{k}]")
             calls.append((cid, name))
             parts.append(a)
+        # a call whose arguments did not parse is still a call the model made: the provider
+        # wants it answered (an agent answers it with an error), so it pairs like the others
+        for tc in data.get("invalid_tool_calls") or []:
+            if isinstance(tc, dict) and isinstance(tc.get("id"), str):
+                name = tc.get("name")
+                calls.append((tc["id"], name if isinstance(name, str) else "invalid_tool_call"))
+                parts.append(tc.get("args") if isinstance(tc.get("args"), str) else "")
         fc = (data.get("additional_kwargs") or {}).get("function_call")
         if isinstance(fc, dict) and not calls:
             where = f"{pre}additional_kwargs.function_call.name"
@@ -491,7 +502,12 @@ def _lc_blocks(data: dict, i: int, pre: str = "data.") -> None:
     """LangChain keeps an Anthropic model's `tool_use` blocks in the AI message's content beside
     its `tool_calls`: that is LangChain's own shape. A `tool_result` block, or a `tool_use` the
     message's tool_calls do not hold, is another format's."""
-    ids = {tc.get("id") for tc in data.get("tool_calls") or [] if isinstance(tc, dict)}
+    ids = {
+        tc.get("id")
+        for key in ("tool_calls", "invalid_tool_calls")
+        for tc in data.get(key) or []
+        if isinstance(tc, dict)
+    }
     c = data.get("content")
     for k, b in enumerate(c if isinstance(c, list) else []):
         if not isinstance(b, dict):
