@@ -56,6 +56,8 @@ def test_every_trim_keeps_shape_conversation_and_closure(row, strategy, tmp_path
     if log.system is not None:  # a top-level system prompt, counted as one more message
         systems.append(logs.Message(-1, "system", log.system_text()))
     floor = sum(logs.approx_tokens(m) for m in [*systems, human])
+    carried = [log.messages[i] for i in log.carried]  # results the provider waits for
+    fixed = sum(logs.approx_tokens(m) for m in [*systems, *carried])
     for frac in (0.3, 0.6, 1.0):
         budget = max(int(total * frac), 1)
         out = tmp_path / f"{frac}.json"
@@ -66,6 +68,9 @@ def test_every_trim_keeps_shape_conversation_and_closure(row, strategy, tmp_path
         said = capsys.readouterr().out
         if "NOTHING FITS" in said:  # only when the last user turn cannot fit; nothing written
             assert code == 1 and not out.exists() and floor > budget - len(systems) * 8
+            continue
+        if "OVER BUDGET" in said:  # only when what every request must carry does not fit
+            assert code == 1 and carried and fixed > budget
             continue
         trimmed = json.loads(out.read_text(encoding="utf-8"))
         assert type(trimmed) is type(source)

@@ -333,6 +333,29 @@ def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
     assert logs.check(logs.read(t.output), patterns=P).closed
 
 
+def test_a_responses_continuation_carries_the_stored_calls_answers():
+    """A Responses body continuing `previous_response_id` answers calls of the stored response:
+    those outputs are no error, and every trim keeps them (the provider waits for them); the
+    same items without `previous_response_id` answer no call, and are rejected."""
+    body = {
+        "model": "m",
+        "previous_response_id": "resp_1",
+        "input": [
+            {"type": "function_call_output", "call_id": "c1", "output": '{"id": "job_aa11"}'},
+            {"role": "user", "content": "now poll it"},
+            {"type": "function_call", "call_id": "c2", "name": "poll", "arguments": "job_aa11"},
+            {"type": "function_call_output", "call_id": "c2", "output": "done"},
+        ],
+    }
+    log = logs.read(body)
+    assert log.carried == (0,) and logs.check(log).closed
+    for budget in (5, 20, 40, 1000):
+        t = trim.trim_log(log, budget)
+        assert 0 in t.kept and t.report.closed
+    with pytest.raises(logs.LogError, match="no message in the log calls"):
+        logs.read({k: v for k, v in body.items() if k != "previous_response_id"})
+
+
 def test_a_log_and_its_handles_hold_no_cycle():
     """A log caches its Handles; if they referred back to the log, every log read and dropped
     would wait for the cyclic collector, which then walks all its messages (a fifth of a

@@ -339,6 +339,9 @@ class Log:
     )
     body: dict | None = None  # a request body (its other keys kept on writing), None for a list
     key: str = "messages"  # the body's message list key (`input` for the Responses API)
+    # results answering calls the log does not hold, which the provider keeps (a Responses body
+    # continuing `previous_response_id`): the request must carry them, so a trim keeps them
+    carried: tuple = ()
     _handles: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:

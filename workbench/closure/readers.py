@@ -379,7 +379,14 @@ def read_responses(obj) -> Log:
         else:  # other items (web search results, item references ...): carried, not paired
             role, text = "assistant", ""
         out.append(Message(i, role, text, calls, answers, it))
-    return Log("responses", out, system, body, key="input")
+    carried = ()
+    if body is not None and (body.get("previous_response_id") or body.get("conversation")):
+        # a continuation: its outputs may answer calls of the stored response, not of this input
+        called = {cid for m in out for cid, _ in m.calls}
+        carried = tuple(m.index for m in out if m.answers and m.answers[0] not in called)
+        for i in carried:
+            out[i].answers = []
+    return Log("responses", out, system, body, key="input", carried=carried)
 
 
 def _inline_output(it: dict) -> str:

@@ -289,6 +289,7 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     new_preamble = 0 if has_preamble else empty + 1
     fixed = counter(Message(-1, "system", log.system_text())) if log.system is not None else 0
     kept: set[int] = set(system) if keep_system else set()
+    kept.update(block_of[i] for i in log.carried)  # answers the provider waits for: always kept
     added: list[set[int]] = []  # blocks in the order they were kept (the system is not here)
     opened = _Open(handles, needed, tcost)
     opened.add([i for b in kept for i in blocks[b]])
