@@ -331,6 +331,10 @@ def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
         back = load(first)
     assert isinstance(back, SystemMessage) and "evicted_ref" in back.content
     assert logs.check(logs.read(t.output), patterns=P).closed
+    for bad in (["langchain", ["x"]], [], ["langchain", "schema", "Document"]):
+        entry = {"lc": 1, "type": "constructor", "id": bad, "kwargs": {"content": "hi"}}
+        with pytest.raises(logs.LogError, match="message 0: field 'id'"):
+            logs.read([entry], "langchain")
 
 
 def test_a_responses_continuation_carries_the_stored_calls_answers():

@@ -259,7 +259,7 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
     if lc_serialized(d):
         pre = "kwargs."
         path = _need(d, "id", list, i)
-        kind = LC_CLASSES.get(path[-1] if path else None)
+        kind = LC_CLASSES.get(path[-1]) if path and isinstance(path[-1], str) else None
         if kind is None:
             raise err(f"not a LangChain message class: {path!r}", i, "id")
         data = _need(d, "kwargs", dict, i)
