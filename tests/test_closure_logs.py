@@ -356,6 +356,8 @@ def test_a_responses_continuation_carries_the_stored_calls_answers():
     for budget in (5, 20, 40, 1000):
         t = trim.trim_log(log, budget)
         assert 0 in t.kept and t.report.closed
+    dropped = logs.check(log, [1, 2, 3])  # the stored response's call left unanswered
+    assert dropped.orphan_calls == ((0, "c1", "(a call of the stored response)"),)
     with pytest.raises(logs.LogError, match="no message in the log calls"):
         logs.read({k: v for k, v in body.items() if k != "previous_response_id"})
 

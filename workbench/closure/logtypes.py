@@ -423,8 +423,18 @@ def check(log: Log, kept=None, patterns: Patterns = CLOSURE_PATTERNS, tombstones
     keep = range(len(msgs)) if kept is None else sorted({int(i) for i in kept})
     call_at = {cid: i for i in keep for cid, _ in msgs[i].calls}
     answered = {cid for i in keep for cid in msgs[i].answers}
-    res = tuple((i, c) for i in keep for c in msgs[i].answers if call_at.get(c, len(msgs)) > i)
+    stored = set(log.carried)  # they answer calls of the stored response the log continues
+    res = tuple(
+        (i, c)
+        for i in keep
+        if i not in stored
+        for c in msgs[i].answers
+        if call_at.get(c, len(msgs)) > i
+    )
     calls = tuple((i, c, n) for i in keep for c, n in msgs[i].calls if c not in answered)
+    kept_set = set(keep)  # a stored call whose answer is not kept goes unanswered
+    calls += tuple((i, c, "(a call of the stored response)") for i in sorted(stored - kept_set)
+                   for c in msgs[i].answers)  # fmt: skip
     h = log.handles(patterns)
     if len(keep) * 2 > len(msgs):
         h.scan_all()  # one pass over everything beats one scan a message

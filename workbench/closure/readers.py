@@ -384,8 +384,6 @@ def read_responses(obj) -> Log:
         # a continuation: its outputs may answer calls of the stored response, not of this input
         called = {cid for m in out for cid, _ in m.calls}
         carried = tuple(m.index for m in out if m.answers and m.answers[0] not in called)
-        for i in carried:
-            out[i].answers = []
     return Log("responses", out, system, body, key="input", carried=carried)
 
 

@@ -40,6 +40,7 @@ def check_rules(log: Log) -> None:
     adjacent = log.format in ("openai", "langchain")
     after = log.format == "anthropic"
     last_call_turn = -1  # OpenAI: the message the current run of tool messages follows
+    carried = set(log.carried)  # answers to calls of a stored response, not of this log
     for m in msgs:
         i = m.index
         for k, (cid, name) in enumerate(m.calls) if m.calls else ():
@@ -52,6 +53,9 @@ def check_rules(log: Log) -> None:
             call_at[cid] = i
         for k, cid in enumerate(m.answers) if m.answers else ():
             j = call_at.get(cid)
+            if j is None and m.index in carried and cid not in answered:
+                answered[cid] = i
+                continue
             if (
                 j is None
                 or cid in answered
