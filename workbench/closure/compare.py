@@ -6,7 +6,6 @@ the LangChain rows are skipped, and `langchain_available()` says so."""
 from __future__ import annotations
 
 import json
-import warnings
 
 import pandas as pd
 
@@ -90,7 +89,8 @@ def keep_last(log: Log, budget: int) -> list[int]:
 def _langchain(log: Log, budget: int, settings: dict) -> list[int]:
     from langchain_core.messages import messages_from_dict
 
-    return _langchain_objects(messages_from_dict([m.raw for m in log.messages]), budget, settings)
+    msgs = messages_from_dict([_as_dump(m.raw) for m in log.messages])
+    return _langchain_objects(msgs, budget, settings)
 
 
 def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
@@ -124,6 +124,14 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
 HELDOUT = "data/logs/heldout"  # hand-written logs in four wire formats, with expected.csv
 
 
+def _as_dump(raw):
+    """A `dumpd` entry as the `messages_to_dict` entry of the message its class and kwargs stand
+    for (what `messages_from_dict` reads); anything else unchanged."""
+    if lc_serialized(raw):
+        return {"type": LC_CLASSES[raw["id"][-1]], "data": raw["kwargs"]}
+    return raw
+
+
 def _langchain_messages(log: Log):
     """The log as LangChain message objects, by langchain-core's own conversion (LangChain dumps,
     `dumpd` entries and OpenAI chat messages), or None where it has none or it fails (Anthropic,
@@ -132,14 +140,8 @@ def _langchain_messages(log: Log):
 
     raws = [m.raw for m in log.messages]
     try:
-        if log.format == "langchain" and any(lc_serialized(r) for r in raws):
-            from langchain_core.load import load  # langchain-core's reader of `dumpd` entries
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # `load` is marked beta
-                return [load(r) for r in raws]
         if log.format == "langchain":
-            return messages_from_dict(raws)
+            return messages_from_dict([_as_dump(r) for r in raws])
         if log.format == "openai":
             return convert_to_messages(raws)
     except (TypeError, ValueError, KeyError, NotImplementedError):
@@ -233,8 +235,7 @@ def langchain_counter(message) -> int:
     raw = message.raw
     if type(raw) is not dict and raw is not None:  # a LangChain object: the common case
         return lc["count"]((raw,))
-    if lc_serialized(raw):  # a `dumpd` entry: the message its class and kwargs stand for
-        raw = {"type": LC_CLASSES[raw["id"][-1]], "data": raw["kwargs"]}
+    raw = _as_dump(raw)
     if isinstance(raw, dict) and "data" in raw:
         raw = lc["from_dict"]([raw])[0]
     elif raw is None or isinstance(raw, dict):

@@ -362,10 +362,10 @@ def read_responses(obj) -> Log:
                 text = json.dumps(out_val, ensure_ascii=False)
             else:
                 text = out_val if isinstance(out_val, str) else text_of(out_val, i, "output")
-        elif kind.endswith("_call") and "call_id" not in it and _inline_output(it):
+        elif kind.endswith("_call") and "call_id" not in it and (inline := _inline_output(it)):
             # a call the server ran, its output in the same item (mcp_call, file_search_call,
             # code_interpreter_call): what it returned defines handles, as a result does
-            role, text = "tool", _inline_output(it)
+            role, text = "tool", inline
         elif kind.endswith("_call"):
             role = "assistant"
             text = ""

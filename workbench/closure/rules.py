@@ -8,6 +8,7 @@ before any other block of that turn). Each raises one LogError naming the messag
 from __future__ import annotations
 
 from workbench.closure.logtypes import Log, Message, err
+from workbench.closure.readers import lc_serialized
 
 
 def id_field(log: Log, m: Message, k: int, kind: str) -> str:
@@ -21,7 +22,7 @@ def id_field(log: Log, m: Message, k: int, kind: str) -> str:
     if log.format == "responses":
         return "call_id"
     if log.format == "langchain":
-        pre = "kwargs." if "kwargs" in raw and "lc" in raw else "data."  # a `dumpd` entry
+        pre = "kwargs." if lc_serialized(raw) else "data."
         return f"{pre}tool_call_id" if kind == "result" else f"{pre}tool_calls[{k}].id"
     if kind == "call":
         return (
