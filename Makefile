@@ -39,12 +39,11 @@ bench: setup
 explore: setup
 	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
 
-# A room: Voila serves the explorer and the workshop only, offline, behind a token (IP=ADDR for the
-# room's Wi-Fi, TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one; SEATS=30; POOL=N preheated
-# kernels per notebook, default the seats shared between the two on a LAN address and one each on
-# 127.0.0.1, 0 for none); it prints the two links.
+# A room: one process serves the explorer and the workshop only, offline, behind a token, to at
+# most SEATS pages at once (IP=ADDR: the laptop's address on the room's Wi-Fi, 0.0.0.0 for every
+# address; TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one); it prints the links to give out.
 app: setup
-	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN)) $(if $(POOL),--pool $(POOL))
+	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN))
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

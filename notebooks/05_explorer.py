@@ -48,13 +48,15 @@ explorer(state)
 # whether the chain was kept and, if not, which block was displaced, by which block, by what
 # margin. "copy link" gives a link that opens this same view; "save" exports the ranking table
 # (CSV), either chart (SVG or PNG) and the state (JSON). Run it live with `make explore`
-# (JupyterLab) or `make app` (Voila).
+# (JupyterLab) or `make app` (the room server: one page for each participant, see the README's
+# "Running a room").
 
-# %% [markdown]
+# %% [markdown] tags=["room-hidden"]
 # ## The starting view, stored
 #
 # The starting state as text and figures (the live view needs a running kernel), with the numbers
-# the tests check. The Voila app leaves this part empty and writes no file.
+# the tests check. The room's page leaves this part out (its cells are tagged `room-hidden`) and
+# writes no file.
 
 # %%
 verdict = snapshot(state, FIGURES_DIR, RESULTS_DIR)

@@ -6,7 +6,7 @@
 - loading 10,000 scenarios (target: well under 1 s per 1,000);
 - the explorer: the kernel's work for one change (score, rank, keep, table and both charts' rows,
   50 blocks, cached embeddings; target < 20 ms), and what a person sees: real Chromium against
-  Voila moving every control, change -> settled view, median and worst per control for both
+  the room server's explorer page moving every control, change -> settled view, median and worst per control for both
   encoders (targets: median <= 150 ms, worst <= 300 ms; scripts/bench_explorer.py; `--lab` adds
   JupyterLab);
 - the retention x selection grid, 25 cells x 300 episodes x both query forms;
@@ -127,10 +127,11 @@ def bench_explorer(encoder: str = "lexical") -> None:
 
 
 def bench_explorer_browser() -> None:
-    """Real Chromium against Voila: change -> settled view per control, both encoders."""
+    """Real Chromium against the room server's explorer page: change -> settled view per control,
+    both encoders."""
     import bench_explorer
 
-    for row in bench_explorer.run("voila", reps=2):
+    for row in bench_explorer.run("room", reps=2):
         RESULTS.append(row)
     if "--lab" in sys.argv:
         RESULTS.extend(bench_explorer.run("lab", reps=1))
@@ -488,7 +489,7 @@ def main() -> int:
     if "--room" in sys.argv:  # a room: N = 1, 10, 30 pages at once (scripts/bench_room.py)
         import bench_room
 
-        bench_room.run((1, 10, 30))
+        RESULTS.extend(bench_room.run((1, 10, 30)))
         return 0
     if "--explorer" in sys.argv:
         bench_explorer("lexical")
@@ -535,6 +536,10 @@ def main() -> int:
     bench_logs()
     bench_scale()
     bench_cold()
+
+    import bench_room  # a room: N = 1, 10, 30 pages at once (issue 18)
+
+    RESULTS.extend(bench_room.run((1, 10, 30)))
 
     from workbench.beyond.studies import khop_runs, scenario_set
 

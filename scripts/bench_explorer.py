@@ -1,5 +1,5 @@
-"""The explorer's speed as a person sees it: real Chromium against Voila (and, with --lab,
-JupyterLab), every control moved from the keyboard or a select, change -> settled view timed in
+"""The explorer's speed as a person sees it: real Chromium against the room server's explorer page
+(`make app`; and, with --lab, JupyterLab), every control moved from the keyboard or a select, change -> settled view timed in
 the page. `make bench` runs it (scripts/bench.py); alone: python scripts/bench_explorer.py
 [--lab | --lab-only] [--reps N] [--screenshots DIR].
 
@@ -136,11 +136,11 @@ def settle(page, verdict: str, timeout_ms: float = 60_000) -> float:
     return st["paint"] - st["t0"]
 
 
-def open_voila(page, url: str, start) -> float:
+def open_room(page, served, start) -> float:
     from workbench.explore.explorer import to_query
 
     t = time.monotonic()
-    page.goto(f"{url}voila/render/05_explorer.ipynb?{to_query(start)}", timeout=300_000)
+    page.goto(served.link("explorer", to_query(start)), timeout=300_000)
     page.wait_for_selector(".wbx[data-wb-seq]", timeout=300_000)
     return time.monotonic() - t
 
@@ -201,11 +201,11 @@ def lab_server(folder: str, env: dict, log):
     return run()
 
 
-def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None) -> dict:
+def measure(where: str = "room", reps: int = 1, screenshots: str | None = None) -> dict:
     """Run the plan `reps` times in one browser; returns samples by (encoder/blocks, control)."""
     from playwright.sync_api import sync_playwright
 
-    from workbench.explore.app import Recorder, chromium, serve, voila_env
+    from workbench.explore.app import Recorder, chromium, serve
     from workbench.explore.explorer import payload
 
     start, steps = plan()
@@ -220,19 +220,17 @@ def measure(where: str = "voila", reps: int = 1, screenshots: str | None = None)
     nb = (ROOT / "notebooks" / "05_explorer.ipynb").read_bytes()
     Path(folder, "05_explorer.ipynb").write_bytes(nb)
     log = open(Path(folder) / "server.log", "w")
-    server = (
-        serve(folder, log=log.name) if where == "voila" else lab_server(folder, voila_env(), log)
-    )
+    server = serve(log=log.name) if where == "room" else lab_server(folder, dict(os.environ), log)
     with server as url, sync_playwright() as p:
         ctx = chromium(p, "/usr/bin/chromium")
         ctx.add_init_script(PROBE)
         rec = Recorder(ctx)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
-        for _ in range(reps if where == "voila" else 1):  # Lab: one run (no fresh kernel per rep)
-            loads.append((open_voila if where == "voila" else open_lab)(page, url, start))
+        for _ in range(reps if where == "room" else 1):  # Lab: one run (no fresh kernel per rep)
+            loads.append((open_room if where == "room" else open_lab)(page, url, start))
             page.wait_for_function(ANSWERED, arg=payload(start)["verdict"], timeout=120_000)
             for enc, blocks, label, how, s in steps:
-                move(page, how, keyboard=where == "voila")
+                move(page, how, keyboard=where == "room")
                 try:
                     ms = settle(page, payload(s)["verdict"])
                 except Exception:
@@ -305,7 +303,7 @@ def report(where: str, result: dict, load: tuple) -> list[dict]:
     return rows
 
 
-def run(where: str = "voila", reps: int = 1, screenshots: str | None = None) -> list[dict]:
+def run(where: str = "room", reps: int = 1, screenshots: str | None = None) -> list[dict]:
     before = os.getloadavg()[0]
     result = measure(where, reps, screenshots)
     return report(where, result, (before, os.getloadavg()[0]))
@@ -314,7 +312,7 @@ def run(where: str = "voila", reps: int = 1, screenshots: str | None = None) -> 
 if __name__ == "__main__":
     reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 1
     shots = sys.argv[sys.argv.index("--screenshots") + 1] if "--screenshots" in sys.argv else None
-    rows = [] if "--lab-only" in sys.argv else run("voila", reps, shots)
+    rows = [] if "--lab-only" in sys.argv else run("room", reps, shots)
     if "--lab" in sys.argv or "--lab-only" in sys.argv:
         rows += run("lab", reps, shots)
     sys.exit(0 if all(r["passed"] for r in rows) else 1)

@@ -17,7 +17,6 @@ from workbench.dsgc.scenario import ScenarioError, save_scenarios
 from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore import explorer as ex
 from workbench.explore import widgets
-from workbench.explore.app import NOT_IN_VOILA, TEMPLATE, share_dir, voila_command
 from workbench.explore.workshop import NONE, Workshop, neutral_ids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,17 +189,6 @@ def test_static_files_are_current():
     head = widgets.static_text("vega-bundle.js").splitlines()[0]
     assert f"vl-convert-python {version('vl-convert-python')} " in head
     assert "export{" in widgets.static_text("vega-bundle.js")[-300:].replace(" ", "")
-
-
-def test_voila_is_served_offline():
-    cmd = voila_command("notebooks", 8866)
-    assert (
-        f"--template={TEMPLATE}" in cmd and "--VoilaConfiguration.allow_template_override=NO" in cmd
-    )
-    assert all(f"--VoilaConfiguration.extension_denylist={x}" in cmd for x in NOT_IN_VOILA)
-    template = Path(share_dir()) / "voila" / "templates" / TEMPLATE / "index.html.j2"
-    assert "cdn.jsdelivr.net" in template.read_text()  # the filter that drops those lines
-    assert "http" not in widgets.static_text("view.js").replace("http://www.w3.org", "")
 
 
 # --- the workshop ----------------------------------------------------------------------------

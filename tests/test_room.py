@@ -1,82 +1,65 @@
-"""Room mode (issue 18, first part): `make app` serves only the explorer and the workshop, behind a
-token, with no file written in the checkout, no stylesheet from a CDN, and kernels of pages that
-have gone freed. Plain HTTP against the real server (the browser tests drive the pages)."""
+"""The room server (issue 18): `make app` serves only the explorer and the workshop, behind a token,
+from one process; a page takes a seat, and its seat is freed when the page closes, goes silent,
+or never connects; past the seats a page is told the room is full and nothing starts; no file is
+written in the checkout. Plain HTTP and websockets against the real server (the browser tests
+drive the pages)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
-import re
+import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from functools import partial
 from pathlib import Path
 
 import pytest
+import tornado.httpclient
+import tornado.websocket
 
+from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore import app
+from workbench.explore.explorer import payload
+from workbench.explore.lessons import neutral_ids
+from workbench.explore.workshop import Workshop
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "room-test-token"
 
 
-def _get(url: str) -> tuple[int, str, str]:
-    """(status, final URL, body) of a GET that follows redirects."""
+def _get(url: str, cookie: str | None = None, method: str = "GET") -> tuple[int, dict, str]:
+    """(status, headers, body) of a request."""
+    req = urllib.request.Request(url, method=method, headers={"Cookie": cookie} if cookie else {})
     try:
-        with urllib.request.urlopen(url, timeout=120) as r:
-            return r.status, r.geturl(), r.read().decode("utf-8", "replace")
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as e:
-        return e.code, url, e.read().decode("utf-8", "replace")
+        return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
 
 
-def _kernels(server_pid: int) -> list[int]:
-    """Kernel processes the server started (its children running ipykernel)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmd = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == server_pid and b"ipykernel" in cmd:
-            out.append(int(stat.parent.name))
-    return out
+def _status(served) -> dict:
+    code, _, body = _get(served.link("status"))
+    assert code == 200
+    return json.loads(body)
 
 
-def _kernel_ids(server_pid: int) -> set[str]:
-    """Ids of the live kernels the server started (from their connection files' names)."""
-    out = set()
-    for pid in _kernels(server_pid):
-        try:
-            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes().decode()
-        except OSError:
-            continue
-        out.update(re.findall(r"kernel-([0-9a-f-]{36})\.json", cmd))
-    return out
-
-
-def _server(folder) -> int:
-    """The voila process serving a room's folder."""
-    return next(
-        int(p.parent.name)
-        for p in Path("/proc").glob("[0-9]*/cmdline")
-        if str(folder).encode() in p.read_bytes() and b"voila" in p.read_bytes()
-    )
-
-
-def _wait_for_pools(log: Path, size: int = 1) -> None:
-    """Until Voila's log says both notebooks' pools hold `size` preheated kernels."""
-    deadline = time.monotonic() + 120
-    while log.read_text().count(f"is filled with {size} kernel") < len(app.ROOM):
-        assert time.monotonic() < deadline, "the pools were not filled"
-        time.sleep(0.5)
+def _wait(served, what, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        st = _status(served)
+        if what(st):
+            return st
+        assert time.monotonic() < deadline, f"the room never got there: {st}"
+        time.sleep(0.2)
 
 
 def _checkout_state() -> str:
     return subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all", "figures", "data", "notebooks"],
+        ["git", "status", "--porcelain", "--untracked-files=all", "."],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -84,185 +67,246 @@ def _checkout_state() -> str:
     ).stdout
 
 
+class Page:
+    """One page as a browser holds it: the served HTML (its seat), then its websocket."""
+
+    def __init__(self, served, kind: str, query: str = ""):
+        self.served, self.kind = served, kind
+        self.code, headers, self.html = _get(served.link(kind, query))
+        self.cookie = headers.get("Set-Cookie", "").split(";")[0]
+        self.sid = None
+        if self.code == 200:
+            cfg = self.html.split('id="wb-room-config">')[1].split("</script>")[0]
+            self.sid = json.loads(cfg.replace("&amp;", "&"))["sid"]
+        self.ws = None
+        self.got: list[dict] = []
+
+    async def connect(self, sid: str | None = None) -> None:
+        url = self.served.url.replace("http", "ws") + f"socket/{sid or self.sid}?kind={self.kind}"
+        req = tornado.httpclient.HTTPRequest(url, headers={"Cookie": self.cookie})
+        self.ws = await tornado.websocket.websocket_connect(req)
+
+    async def send(self, msg: dict) -> None:
+        await self.ws.write_message(json.dumps(msg))
+
+    async def until(self, test, timeout: float = 30) -> dict:
+        """The first message (received from now on, or already kept) that passes `test`."""
+        for m in self.got:
+            if test(m):
+                self.got.remove(m)
+                return m
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no such message; got {self.got}"
+            text = await asyncio.wait_for(self.ws.read_message(), left)
+            assert text is not None, "the server closed the page's websocket"
+            m = json.loads(text)
+            if test(m):
+                return m
+            self.got.append(m)
+
+
 @pytest.fixture(scope="module")
 def room(tmp_path_factory):
     before = _checkout_state()
-    folder = app.room_folder()
-    # no preheated pool here: these tests follow single kernels (culling, refusals); the
-    # preheated room has its own test below
-    command = partial(
-        app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=4, first_connect=4, pool=0
-    )
-    log = tmp_path_factory.mktemp("room") / "voila.log"
-    with app.serve(folder, log=log, command=command) as base:
-        server = _server(folder)
-        yield base, server, folder
+    log = tmp_path_factory.mktemp("room") / "room.log"
+    args = ("--no-warm-cache", "--seats=3", "--first-connect=2", "--ping=1")
+    with app.serve(*args, log=log, token=TOKEN) as served:
+        yield served
     assert _checkout_state() == before  # nothing written in the checkout
 
 
-def test_the_room_serves_the_two_notebooks_and_nothing_else(room):
-    base, server, folder = room
-    assert sorted(p.name for p in folder.iterdir()) == sorted(app.ROOM)
-    status, _, body = _get(f"{base}?token={TOKEN}")
-    assert status == 200  # the listing is drawn in the page from the served folder (above)
-    assert not re.findall(r"(?:href|src)=\"https?://", body)  # nothing from a CDN on `/`
-    for other in (
-        "01_failure_mode.ipynb",
-        "07_closure.ipynb",
-        "../notebooks/01_failure_mode.ipynb",
+def test_the_room_serves_its_two_pages_and_nothing_else(room):
+    code, _, index = _get(room.link())
+    assert code == 200 and 'href="/explorer"' in index and 'href="/workshop"' in index
+    for kind in ("explorer", "workshop"):
+        page = Page(room, kind)
+        assert page.code == 200 and page.sid
+        assert "cdn" not in page.html.lower() and "https://" not in page.html
+    cookie = page.cookie
+    for path in (
+        "api/kernels",
+        "api/sessions",
+        "api/contents",
+        "voila/render/01_failure_mode.ipynb",
+        "voila/render/05_explorer.ipynb",
+        "notebooks/01_failure_mode.ipynb",
+        "tree",
+        "lab",
+        "files/README.md",
+        "static/app.py",
+        "static/../server.py",
+        "static/vega-bundle.js/../../app.py",
+        "01_failure_mode",
     ):
-        assert _get(f"{base}voila/render/{other}?token={TOKEN}")[0] == 404
-    assert _get(f"{base}api/kernels?token={TOKEN}")[0] == 404
-    assert _kernels(server) == []
+        assert _get(room.url + path, cookie)[0] == 404, path
+    assert _get(room.link(), method="POST")[0] == 405
+    assert _get(room.link("explorer"), method="POST")[0] == 405
+    assert _get(room.url + "static/room.js", cookie)[0] == 200
+    assert _get(room.url + "static/room.js")[0] == 403  # the page's files need the token too
 
 
 def test_without_the_token_nothing_starts(room):
-    base, server, _ = room
-    for path in ("", "voila/render/05_explorer.ipynb", "voila/render/06_workshop.ipynb"):
-        status, url, body = _get(f"{base}{path}")
-        assert "/login" in url and "token" in body.lower(), (path, url)
-        assert not re.findall(r"(?:src=|<link[^>]*href=)[\"']https?://", body)  # offline
-        assert _get(f"{base}{path}?token=wrong")[1].find("/login") > 0
-    assert _kernels(server) == []
+    _wait(room, lambda st: st["taken"] == 0)  # the pages of the test before never connected
+    before = _status(room)["counts"].get("refused: no token", 0)
+    for path in ("", "explorer", "workshop", "status", "static/room.js"):
+        code, _, body = _get(room.url + path)
+        assert code == 403 and (path.startswith(("static", "status")) or "needs its link" in body)
+        assert "stylesheet" not in body  # the refusal loads nothing from the room
+        code, _, _ = _get(f"{room.url}{path}?token=wrong{TOKEN}")
+        assert code == 403
+    st = _status(room)
+    assert st["taken"] == 0 and st["counts"]["refused: no token"] == before + 10
+
+    async def socket_without_cookie():
+        page = Page(room, "explorer")
+        page.cookie = ""
+        with pytest.raises(tornado.httpclient.HTTPClientError) as e:
+            await page.connect()
+        return e.value.code
+
+    assert asyncio.run(socket_without_cookie()) == 403
 
 
-def test_a_page_that_never_connects_has_its_kernel_freed(room):
-    """A plain GET executes the notebook in a kernel and never opens its websocket: the kernel
-    is culled once idle (4 s here, `app.FIRST_CONNECT` in a room), not kept for the rest of the
-    workshop."""
-    base, server, _ = room
-    status, _, body = _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")
-    assert status == 200 and "Workshop" in body
-    deadline = time.monotonic() + 60
-    seen = _kernels(server)
-    while _kernels(server) and time.monotonic() < deadline:
-        time.sleep(1)
-    assert seen and not _kernels(server), "the kernel of a page that is gone was not freed"
+def test_a_page_that_never_connects_has_its_seat_freed(room):
+    _wait(room, lambda st: st["taken"] == 0)
+    t = time.monotonic()
+    Page(room, "explorer")  # a plain GET: served, never connected
+    assert _status(room)["taken"] == 1
+    _wait(room, lambda st: st["taken"] == 0)
+    assert time.monotonic() - t >= 2  # not before its first-connect time
 
 
-def test_a_page_still_on_its_way_keeps_its_kernel_past_the_idle_cull(tmp_path):
-    """A kernel no page has connected to yet gets `first_connect` seconds, not `cull_after`: in a
-    room opening its pages together, a page may take a minute from its notebook's end to its
-    websocket. Here the culler checks every second and would cull at 2 s; the kernel lives past
-    that, and is culled once its longer grace (12 s) has passed."""
-    folder = app.room_folder()
-    command = partial(
-        app.room_command, ip="127.0.0.1", token=TOKEN, cull_after=2, first_connect=12, pool=0
-    )
-    with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
-        server = _server(folder)
-        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
-        held = _kernels(server)
-        time.sleep(7)  # the idle cull (2 s, checked every 1 s) has had five chances
-        assert held and _kernels(server) == held, "a kernel whose page never connected was culled"
-        deadline = time.monotonic() + 60
-        while _kernels(server) and time.monotonic() < deadline:
-            time.sleep(1)
-        assert not _kernels(server), "the grace never ended"
-    assert "due to" in (tmp_path / "voila.log").read_text()  # the culler's own line
+def test_past_the_seats_the_room_is_full_and_nothing_starts_until_a_seat_frees(room):
+    async def scenario():
+        _wait(room, lambda st: st["taken"] == 0)
+        pages = [Page(room, k) for k in ("explorer", "workshop", "explorer")]
+        for p in pages:
+            await p.connect()
+        full = Page(room, "workshop")
+        assert full.code == 503 and "The room is full" in full.html and "data-retry" in full.html
+        st = _status(room)
+        assert st["taken"] == st["connected"] == 3 and st["counts"]["full"] >= 1
+        pages[0].ws.close()  # a closed tab frees its seat at once
+        _wait(room, lambda st: st["taken"] == 2, timeout=5)
+        again = Page(room, "workshop")
+        assert again.code == 200
+        for p in pages[1:]:
+            p.ws.close()
+
+    asyncio.run(scenario())
+    _wait(room, lambda st: st["taken"] == 0, timeout=10)
+
+
+def test_a_silent_page_has_its_seat_freed():
+    """A page whose connection goes silent (a laptop shut, the Wi-Fi gone: no answer to the
+    server's pings) is freed within two ping intervals and the 5 s a closing websocket is given
+    (35 s at the room's 15 s pings); here the page is a bare socket that did the websocket
+    handshake and then never reads or answers, and the pings are 1 s apart."""
+    with app.serve("--no-warm-cache", "--ping=1", token=TOKEN) as served:
+        page = Page(served, "explorer")
+        host, port = served.url.split("//")[1].strip("/").split(":")
+        raw = socket.create_connection((host, int(port)))
+        raw.sendall(
+            (
+                f"GET /socket/{page.sid}?kind=explorer HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: {page.cookie}\r\n\r\n"
+            ).encode()
+        )
+        assert b"101 Switching Protocols" in raw.recv(4096)
+        st = _wait(served, lambda st: st["connected"] == 1, timeout=10)
+        t = time.monotonic()
+        _wait(served, lambda st: st["taken"] == 0, timeout=10)
+        assert time.monotonic() - t < 2 * 1 + 5 + 1 and st["taken"] == 1
+        raw.close()
+
+
+def test_the_pages_answer_over_their_sockets(room):
+    """The explorer answers each change with the library's view; the workshop's questions hold
+    no answer, a reveal locks its prediction and scores it, a reload's restore brings the
+    reveals back, and the explorer of part 5 opens only after parts 3 and 4."""
+    ws = Workshop()
+
+    async def scenario():
+        _wait(room, lambda st: st["taken"] == 0)
+        ex = Page(room, "explorer", "seed=4&tpl=role")
+        await ex.connect()
+        await ex.send({"type": "hello", "kind": "explorer", "query": "?seed=4&tpl=role&token=x"})
+        first = await ex.until(lambda m: m.get("new"))
+        s = Setting(seed=4, template="role")
+        assert first["fields"]["payload"]["verdict"] == payload(s)["verdict"]
+        assert first["fields"]["ready"] and "vega-bundle.js" in first["fields"]["lib"]
+        assert first["fields"]["link_extra"] == f"token={TOKEN}"
+        await ex.send(
+            {"model": "page", "content": {"type": "set", "changes": {"lam": 0}, "seq": 1}}
+        )
+        m = await ex.until(lambda m: "payload" in m.get("fields", {}))
+        assert m["fields"]["payload"]["seq"] == 1
+        assert m["fields"]["payload"]["verdict"] == payload(s.with_(lam=0.0))["verdict"]
+        await ex.send(
+            {"model": "page", "content": {"type": "set", "changes": {"lam": 9}, "seq": 2}}
+        )
+        m = await ex.until(lambda m: "error" in m.get("fields", {}))
+        assert "lam must be in" in m["fields"]["error"]
+        await ex.ws.write_message("not json")
+        assert "bad message" in (await ex.until(lambda m: m["type"] == "error"))["text"]
+
+        w = Page(room, "workshop")
+        await w.connect()
+        await w.send({"type": "hello", "kind": "workshop", "query": ""})
+        q = await w.until(lambda m: m["type"] == "questions")
+        assert sorted(q["parts"]) == ["1", "2", "3", "4"] and q["memory"] == ws.memory_key
+        assert "evicted" not in json.dumps(q["parts"])
+        sim = run_setting(ws.state, policy="similarity")
+        right = neutral_ids(sim.scenario)[sim.displaced[0]]
+        choice = q["parts"]["1"]["choices"].index(right)
+        await w.send({"type": "reveal", "part": "1", "choice": choice})
+        r = await w.until(lambda m: m["type"] == "revealed")
+        assert r["right"] is True and "Right!" in r["compare"]
+        assert any("chart" in i for i in r["items"])
+        assert "Score: 1 of 1" in (await w.until(lambda m: m["type"] == "score"))["html"]
+        await w.send({"type": "reveal", "part": "1", "choice": choice + 1})  # locked: as before
+        assert (await w.until(lambda m: m["type"] == "revealed"))["choice"] == choice
+        await w.send({"type": "open-explorer"})
+        note = await w.until(lambda m: m["type"] == "note")
+        assert "Reveal parts 3 and 4 first" in note["html"]
+        await w.send({"type": "reveal", "part": "9", "choice": None})
+        assert "no part" in (await w.until(lambda m: m["type"] == "error"))["text"]
+        w.ws.close()
+
+        again = Page(room, "workshop")  # a reload: the page sends back what it kept
+        await again.connect()
+        await again.send({"type": "hello", "kind": "workshop", "query": ""})
+        await again.until(lambda m: m["type"] == "questions")
+        kept = {"1": {"choice": choice, "revealed": True}, "3": {"choice": 0, "revealed": True}}
+        kept["4"] = {"choice": 0, "revealed": True}
+        kept["2"] = {"choice": "junk", "revealed": True}
+        await again.send({"type": "restore", "kept": kept})
+        got = [await again.until(lambda m: m["type"] == "revealed") for _ in range(3)]
+        assert [g["part"] for g in got] == ["1", "3", "4"]
+        await again.send({"type": "open-explorer"})
+        opened = await again.until(lambda m: m.get("model") == "explorer" and m.get("new"))
+        assert opened["fields"]["payload"]["verdict"] == payload(ws.hop_state)["verdict"]
+        assert opened["fields"]["voila"] is False  # the workshop's address stays the workshop's
+        # a page that reconnects asks again for its open explorer, at the view it showed
+        await again.send({"type": "open-explorer", "query": "seed=5&hops=2"})
+        back = await again.until(lambda m: m.get("model") == "explorer" and m.get("new"))
+        shown = ws.hop_state.with_(seed=5, hops=2)
+        assert back["fields"]["payload"]["verdict"] == payload(shown)["verdict"]
+        ex.ws.close()
+        again.ws.close()
+
+    asyncio.run(scenario())
 
 
 def test_the_links_carry_the_token():
     links = app.room_links("192.168.1.20", 8866, "abc")
-    assert set(links) == {"explorer", "workshop"}
-    assert all(u.startswith("http://192.168.1.20:8866/voila/render/") for u in links.values())
-    assert all(u.endswith("?token=abc") for u in links.values())
-    assert app.room_token("given") == "given" and len(app.room_token()) >= 12
-
-
-def test_past_the_seats_the_room_is_full_and_nothing_starts(tmp_path):
-    """One seat: while a page holds it, the next page gets the room's "full" page (503) and no
-    kernel starts; once the seat is freed (the first page's kernel culled), a page gets in."""
-    folder = app.room_folder()
-    command = partial(
-        app.room_command,
-        ip="127.0.0.1",
-        token=TOKEN,
-        cull_after=10,
-        first_connect=10,
-        seats=1,
-        pool=0,
-    )
-    with app.serve(folder, log=tmp_path / "voila.log", command=command) as base:
-        server = _server(folder)
-        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
-        held = _kernels(server)
-        status, _, body = _get(f"{base}voila/render/05_explorer.ipynb?token={TOKEN}")
-        assert status == 503 and "The room is full" in body
-        assert not re.findall(r"(?:src=|<link[^>]*href=)[\"']https?://", body)
-        assert _kernels(server) == held and len(held) == 1
-        deadline = time.monotonic() + 60
-        while _kernels(server) and time.monotonic() < deadline:
-            time.sleep(1)
-        assert not _kernels(server), "the held seat's idle kernel was not culled"
-        # The kernel process is gone a moment before the manager forgets it (CI once saw a 503
-        # right after): the seat must come back within a few seconds, each refusal starting nothing.
-        deadline = time.monotonic() + 15
-        while True:
-            status = _get(f"{base}voila/render/05_explorer.ipynb?token={TOKEN}")[0]
-            if status != 503 or time.monotonic() > deadline:
-                break
-            assert _kernels(server) == []
-            time.sleep(1)
-        assert status == 200
-
-
-def test_a_preheated_room_hands_out_ready_kernels_within_its_seats(tmp_path):
-    """Three seats, one preheated kernel per notebook: pages get the pooled kernels, the pool is
-    refilled only into free seats, a page whose pool is empty takes a seat from the other pool,
-    and past the seats nothing starts (the pool counts against them)."""
-    folder = app.room_folder()
-    command = partial(app.room_command, ip="127.0.0.1", token=TOKEN, seats=3, pool=1)
-    log = tmp_path / "voila.log"
-    with app.serve(folder, log=log, command=command) as base:
-        server = _server(folder)
-        _wait_for_pools(log)
-        assert len(_kernels(server)) == 2  # one seat left free
-        statuses, counts = [], []
-        for nb in ("06_workshop", "05_explorer", "05_explorer", "06_workshop"):
-            statuses.append(_get(f"{base}voila/render/{nb}.ipynb?token={TOKEN}")[0])
-            time.sleep(2)  # a refill starts after a second (Voila's fill_delay)
-            counts.append(len(_kernels(server)))
-        text = log.read_text()
-    assert statuses == [200, 200, 200, 503], statuses
-    assert max(counts) <= 3, counts
-    assert text.count("Using pre-heated kernel") == 2
-    assert text.count("seat freed for a page") == 1 and "room full: 3 of 3" in text
-
-
-def test_the_pool_fills_the_seats_of_a_room_and_is_one_each_for_one_person(tmp_path):
-    """On a LAN address (a room) the preheated pools share the seats; on the loopback address
-    (one person on their own laptop) one kernel each, not thirty."""
-    assert app.room_pool(30, None, "192.168.1.20") == 15
-    assert app.room_pool(30, None, "127.0.0.1") == 1 and app.room_pool(1, None, "127.0.0.1") == 0
-    assert app.room_pool(30, 0, "192.168.1.20") == 0 and app.room_pool(30, 4, "127.0.0.1") == 4
-    assert "--pool_size=15" in app.room_command(tmp_path, 8866, "192.168.1.20", "t")
-    assert "--pool_size=1" in app.room_command(tmp_path, 8866, "127.0.0.1", "t")
-
-
-def test_a_preheated_kernel_handed_to_a_page_starts_its_idle_clock_then(tmp_path):
-    """A pooled kernel idles in the pool from the end of its notebook's run; handed to a page,
-    it gets `first_connect` seconds from the hand-out, not from that run (the culler checks
-    every second here and would cull a kernel idle for 8 s)."""
-    folder = app.room_folder()
-    command = partial(
-        app.room_command, ip="127.0.0.1", token=TOKEN, seats=2, pool=1, cull_after=2,
-        first_connect=8,
-    )  # fmt: skip
-    log = tmp_path / "voila.log"
-    with app.serve(folder, log=log, command=command) as base:
-        server = _server(folder)
-        _wait_for_pools(log)
-        time.sleep(12)  # both pooled kernels idle longer than first_connect (pooled: not culled)
-        assert len(_kernels(server)) == 2
-        assert _get(f"{base}voila/render/06_workshop.ipynb?token={TOKEN}")[0] == 200
-        time.sleep(5)  # five culler checks: an idle clock from the pool would have ended it
-        assert len(_kernels(server)) == 2, "a kernel handed to a page was culled at once"
-        assert "Culling" not in log.read_text().split("Using pre-heated kernel")[1]
-        deadline = time.monotonic() + 40
-        while len(_kernels(server)) > 1 and time.monotonic() < deadline:
-            time.sleep(1)
-        assert len(_kernels(server)) == 1, "the page's grace never ended"
+    assert links["explorer"] == "http://192.168.1.20:8866/explorer?token=abc"
+    assert links["workshop"] == "http://192.168.1.20:8866/workshop?token=abc"
+    assert links["room"] == "http://192.168.1.20:8866/?token=abc"
+    assert "0.0.0.0" not in app.room_links("0.0.0.0", 8866, "abc")["room"]
 
 
 PROBE = """
@@ -286,7 +330,7 @@ print("needed the model:", needed, "model loaded:", get_encoder("sentence").base
 @pytest.mark.slow
 def test_the_room_warms_the_sentence_cache_so_no_page_loads_the_model(tmp_path):
     """`make app` fills the machine's sentence cache with every text the explorer can show
-    before it serves: a fresh kernel switched to the sentence encoder, at any template, seed
+    before it serves: a fresh process switched to the sentence encoder, at any template, seed
     and size, reads its embeddings and never loads the model (the model is loaded once per
     machine, by the warm-up). Without the warm-up the same probe loads it."""
     env = dict(os.environ, WORKBENCH_CACHE_DIR=str(tmp_path), HF_HUB_OFFLINE="1")
@@ -305,3 +349,68 @@ def test_the_room_warms_the_sentence_cache_so_no_page_loads_the_model(tmp_path):
     again = run("from workbench.explore import app; print(app.warm_room_cache())")
     assert "cached" in again and ", 0)" in again  # the second room encodes nothing
     assert "needed the model: 0 model loaded: False" in run(PROBE)
+
+
+# --- the pages and sessions, without a server ---------------------------------------------------
+
+
+def test_a_room_page_is_its_notebook():
+    from workbench.explore.pages import read_page
+
+    ex = read_page(ROOT / "notebooks" / "05_explorer.ipynb")
+    assert [s.kind for s in ex.sections] == ["md", "explorer", "md"]  # the stored part is hidden
+    assert ex.title.startswith("5. Explorer")
+    assert "The starting view, stored" not in "".join(s.arg for s in ex.sections)
+    names = ("TEMPLATE", "SEED", "ENCODER", "POLICY", "BUDGET_MULTIPLIER", "LAMBDA", "TAU")
+    want = Setting(*(ex.params[n] for n in (*names, "HOPS", "TOTAL_BLOCKS")))
+    assert Setting(**ex.arguments(Setting)) == want  # the page starts where the notebook does
+    ws = read_page(ROOT / "notebooks" / "06_workshop.ipynb")
+    live = [(s.kind, s.arg) for s in ws.sections if s.kind != "md"]
+    assert live == [("part", "1"), ("part", "2"), ("part", "3"), ("part", "4")] + [
+        ("score", "ws"),
+        ("free", "ws"),
+    ]
+    assert ws.arguments(Workshop)["encoder"] == ws.params["ENCODER"]
+    headings = [s.arg for s in ws.sections if s.kind == "md" and "<h2>" in s.arg]
+    assert any("4. How many hops keep it?" in h for h in headings)  # every part has its heading
+
+
+def test_a_notebook_the_room_cannot_read_is_a_clear_error(tmp_path):
+    from workbench.explore.pages import PageError, read_page
+
+    def notebook(*cells) -> Path:
+        path = tmp_path / "nb.ipynb"
+        path.write_text(json.dumps({"cells": list(cells)}))
+        return path
+
+    def code(src, tags=()):
+        return {"cell_type": "code", "source": src, "metadata": {"tags": list(tags)}}
+
+    params = code('TEMPLATE = "role"', ["parameters"])
+    with pytest.raises(PageError, match=r"nb.ipynb: cell 1: NOPE is not a parameter"):
+        read_page(notebook(params, code("state = Setting(TEMPLATE, NOPE)")))
+    with pytest.raises(PageError, match=r"nb.ipynb: line 1: cell 0"):
+        read_page(notebook(code("def (")))
+    with pytest.raises(PageError, match="not a notebook"):
+        read_page(tmp_path / "missing.ipynb")
+    with pytest.raises(PageError, match="explorer\\(other\\): other is not built"):
+        read_page(notebook(params, code("explorer(other)")))
+    md = {"cell_type": "markdown", "source": "# T\n\n<script>alert(1)</script> *x*", "metadata": {}}
+    page = read_page(notebook(md))
+    assert "<script>" not in page.sections[0].arg and "&lt;script&gt;" in page.sections[0].arg
+
+
+def test_a_workshop_session_checks_what_a_page_sends():
+    from workbench.explore.sessions import WorkshopSession, cached_workshop
+
+    session = WorkshopSession(cached_workshop(tuple(sorted({"encoder": "lexical"}.items()))))
+    for bad in (True, -1, 99, "1", 1.5):
+        with pytest.raises(ValueError, match="no prediction"):
+            session.reveal("1", bad)
+    with pytest.raises(ValueError, match="no part"):
+        session.reveal("5", None)
+    first = session.reveal("2", None)
+    assert first["right"] is None and "You made no prediction" in first["compare"]
+    assert session.reveal("2", 0) is first  # a reveal locks the prediction
+    assert session.restore("junk") == [] and session.restore({"3": "x"}) == []
+    assert "part 2: no prediction" in session.score()["html"]

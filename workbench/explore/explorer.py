@@ -11,12 +11,9 @@ workbench/explore/static/specs.json, and static figures are rendered from them w
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -42,6 +39,7 @@ from workbench.dsgc.trace import (
     valley_pair,
     verdict_line,
 )
+from workbench.explore.warmup import LOADING, WARMUP
 from workbench.explore.widgets import BoundSpec, LiveView, in_voila, specs, vega_lib
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
@@ -286,68 +284,7 @@ def read_upload(name: str, text: str) -> tuple[Scenario, ...]:
     return tuple(scenarios)
 
 
-# --- the sentence model, warmed in the background ----------------------------------------------
-
-LOADING = (
-    "Loading the sentence model (all-MiniLM-L6-v2) for this page: about 10-30 s on a busy "
-    "machine. The controls come back when it is ready."
-)
-
-
-class Warmup:
-    """Loads the sentence model once per kernel in a daemon thread; calls back when done."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.thread: threading.Thread | None = None
-        self.error: str | None = None
-        self.seconds: float | None = None
-        self.callbacks: list = []
-
-    @property
-    def ready(self) -> bool:
-        return get_encoder("sentence").base.loaded
-
-    def start(self, callback=None) -> None:
-        with self.lock:
-            if callback is not None:
-                self.callbacks.append(callback)
-            if self.thread is None and not self.ready:
-                self.thread = threading.Thread(
-                    target=self._run, name="workbench-warm-sentence", daemon=True
-                )
-                self.thread.start()
-            elif self.thread is None or not self.thread.is_alive():
-                self._done()
-
-    def _run(self) -> None:
-        t = time.perf_counter()
-        # The page must stay quick while this runs: the thread runs at the lowest CPU priority
-        # (Linux: a thread id is a valid PRIO_PROCESS target) and hands the GIL back to the
-        # kernel's main thread within 1 ms instead of 5 (the torch import holds it for long).
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(0.001)
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        try:
-            base = get_encoder("sentence").base
-            base.warm()
-            base.encode(["warm up"])  # the first call also initializes torch's kernels
-        except Exception as e:  # shown in the page; the lexical encoder keeps working
-            self.error = f"the sentence model could not be loaded: {e}"
-        finally:
-            sys.setswitchinterval(interval)
-        self.seconds = time.perf_counter() - t
-        with self.lock:
-            self._done()
-
-    def _done(self) -> None:
-        callbacks, self.callbacks = self.callbacks, []
-        for cb in callbacks:
-            cb(self.error)
-
-
-WARMUP = Warmup()
+# --- the sentence model -----------------------------------------------------------------------
 
 
 def every_text() -> list[str]:
@@ -380,33 +317,44 @@ def _scenario_key(s: Setting) -> tuple:
     return (s.template, s.seed, s.total_blocks)
 
 
-class Explorer(LiveView):
-    """The explorer widget: controls, verdict, landscape, valley, ranking table; upload, share
-    and export. State lives here; the page sends `set`, `upload` and `export` messages."""
+class ExplorerSession:
+    """The explorer's state and its answers to the page, without a widget: the controls' setting,
+    the loaded files, the run on the page, and the five fields the page draws from (`FIELDS`).
+    The page sends `set`, `upload` and `export` messages (`handle`); every change of the fields
+    goes through `_set`, so a host can forward it (the widget `Explorer` syncs them to its page;
+    the room server holds one session per page and sends them over its websocket)."""
 
-    payload = traitlets.Dict().tag(sync=True)
-    busy = traitlets.Bool(False).tag(sync=True)
-    ready = traitlets.Bool(False).tag(sync=True)
-    message = traitlets.Unicode("").tag(sync=True)
-    error = traitlets.Unicode("").tag(sync=True)
-    voila = traitlets.Bool(False).tag(sync=True)
+    FIELDS = ("payload", "busy", "ready", "message", "error")
 
     def __init__(self, setting: Setting, notes: list[str] | None = None, warm: bool = True):
-        super().__init__(kind="explorer", lib=vega_lib(), specs=specs(), voila=in_voila())
         self.setting = setting
         self.upload: Upload | None = None  # the uploaded file shown, if any
         self.files: dict[str, tuple[Scenario, ...]] = {}  # every file uploaded to this page
         self.notes = notes or []
         self.pending: int | None = None  # a request waiting for the model
         self.trace: Trace | None = None  # the run the page shows
-        self.on_msg(self._on_msg)
+        for k, v in zip(self.FIELDS, ({}, False, False, "", ""), strict=True):
+            if not hasattr(self, k):  # (a widget's fields are its synced traits, already there)
+                setattr(self, k, v)
         self.refresh(0)
         if warm:
             WARMUP.start(self._warmed)
 
     def __repr__(self) -> str:  # short and stable: the stored text/plain of the widget output
         s = self.setting
-        return f"Explorer({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
+        return f"{type(self).__name__}({s.template} seed {s.seed}, {s.encoder}, {s.policy})"
+
+    def fields(self) -> dict:
+        """The fields the page draws from, as they are now."""
+        return {k: getattr(self, k) for k in self.FIELDS}
+
+    def _set(self, **changes) -> None:
+        """Change some fields at once (one message to the page)."""
+        for k, v in changes.items():
+            setattr(self, k, v)
+
+    def send(self, content: dict) -> None:
+        """A message to the page (a download); the host delivers it."""
 
     # --- state ---
     def apply(self, changes: dict) -> None:
@@ -430,13 +378,26 @@ class Explorer(LiveView):
 
     # --- messages from the page ---
     def _on_msg(self, _widget, content: dict, _buffers) -> None:
-        seq = int(content.get("seq", 0))
+        self.handle(content)
+
+    def handle(self, content: dict) -> None:
+        """One message from the page: `set` (changes), `upload` (name, text) or `export` (what);
+        anything else is ignored. A bad value or file answers with an error, the view kept."""
+        if not isinstance(content, dict):
+            return
+        try:
+            seq = int(content.get("seq", 0))
+        except (TypeError, ValueError):
+            seq = 0
         kind = content.get("type")
         try:
             if kind == "set":
-                self.apply(content.get("changes", {}))
+                changes = content.get("changes", {})
+                if not isinstance(changes, dict):
+                    raise ValueError("changes must be an object")
+                self.apply(changes)
             elif kind == "upload":
-                self.busy = True
+                self._set(busy=True)
                 name = Path(str(content.get("name", ""))).name or "upload.jsonl"
                 self.files[name] = read_upload(name, str(content.get("text", "")))
                 self.upload = Upload(name, self.files[name])
@@ -445,16 +406,15 @@ class Explorer(LiveView):
                 return self._answer(seq)
             else:
                 return
-        except (InputError, ValueError) as e:
-            with self.hold_sync():
-                self.error, self.busy = str(e), False
+        except (InputError, ValueError, TypeError) as e:
+            self._set(error=str(e), busy=False)
             return self._answer(seq)
         self.refresh(seq)
 
     def _answer(self, seq: int) -> None:
         """Tell the page a request was handled without a new view (export, error)."""
         if self.payload:
-            self.payload = {**self.payload, "seq": seq}
+            self._set(payload={**self.payload, "seq": seq})
 
     def export(self, what: str) -> dict:
         """A file the page downloads: the ranking table as CSV or the state as JSON."""
@@ -484,33 +444,32 @@ class Explorer(LiveView):
         }
 
     # --- drawing ---
+    def compute(self, setting: Setting, upload: Upload | None, seq: int) -> tuple[Trace, dict]:
+        """The view of a setting (`view`); a host may answer from a cache of its own."""
+        return view(setting, upload, seq)
+
     def refresh(self, seq: int) -> None:
         """Compute the view for the current state and send it as one message."""
         s, sc = self.setting, (self.upload.scenario if self.upload else None)
         if needs_model(s, sc):  # never block the kernel on the model: wait for the warm thread
             self.pending = seq
-            with self.hold_sync():
-                self.busy, self.ready, self.message = True, False, LOADING
+            self._set(busy=True, ready=False, message=LOADING)
             WARMUP.start(self._warmed)
             return
         if s.encoder == "sentence" and not get_encoder("sentence").has_all(
             [*(sc or scenario_for(*_scenario_key(s))).texts]
         ):
-            self.busy = True  # encoding new texts takes a moment: say so at once
+            self._set(busy=True)  # encoding new texts takes a moment: say so at once
         try:
             t = time.perf_counter()
-            trace, p = view(s, self.upload, seq)
+            trace, p = self.compute(s, self.upload, seq)
             p["kernel_ms"] = round((time.perf_counter() - t) * 1000, 2)
         except (InputError, ValueError) as e:
-            with self.hold_sync():
-                self.error, self.busy = str(e), False
+            self._set(error=str(e), busy=False)
             return self._answer(seq)
-        with self.hold_sync():  # one message: table, verdict, both charts' data, busy off
-            self.trace, self.payload = trace, p
-            self.error = ""
-            self.message = "; ".join(self.notes)
-            self.busy = False
-            self.ready = True
+        self.trace = trace
+        # one message: table, verdict, both charts' data, busy off
+        self._set(payload=p, error="", message="; ".join(self.notes), busy=False, ready=True)
 
     def _warmed(self, error: str | None) -> None:
         if error:
@@ -521,7 +480,31 @@ class Explorer(LiveView):
                 self.setting = self.setting.with_(encoder="lexical")
             self.refresh(seq)
         elif error:
-            self.message = "; ".join(self.notes)
+            self._set(message="; ".join(self.notes))
+
+
+class Explorer(ExplorerSession, LiveView):
+    """The explorer widget: controls, verdict, landscape, valley, ranking table; upload, share
+    and export (an `ExplorerSession` whose fields are synced traits)."""
+
+    payload = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    ready = traitlets.Bool(False).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    voila = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(self, setting: Setting, notes: list[str] | None = None, warm: bool = True):
+        LiveView.__init__(self, kind="explorer", lib=vega_lib(), specs=specs(), voila=in_voila())
+        self.on_msg(self._on_msg)
+        ExplorerSession.__init__(self, setting, notes, warm)
+
+    def _set(self, **changes) -> None:
+        with self.hold_sync():
+            super()._set(**changes)
+
+    def send(self, content: dict, buffers=None) -> None:
+        LiveView.send(self, content, buffers)
 
 
 def live_frontend() -> bool:

@@ -10,102 +10,33 @@ participants shares one checkout), and its charts are drawn in the browser like 
 from __future__ import annotations
 
 import html
+from functools import cached_property
 
 import ipywidgets as w
-import pandas as pd
 
 from workbench.common.notebook import record
-from workbench.common.seeds import Draw
 from workbench.dsgc import viewdata
-from workbench.dsgc.scenario import Scenario
 from workbench.dsgc.trace import Setting, Trace, run_setting, verdict_line
 from workbench.explore.explorer import explorer
+from workbench.explore.lessons import (
+    HOPS,
+    LAMBDAS,
+    NONE,
+    SWEEP_COLUMNS,
+    Answer,
+    Question,
+    explorer_note,
+    find_seed,
+    first_rescue,
+    html_table,
+    judge,
+    kept,
+    knob_sweep,
+    neutral_ids,
+    score_html,
+    sweep_rows,
+)
 from workbench.explore.widgets import ChartView, Memory, in_voila
-
-LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
-HOPS = (1, 2, 3)
-NONE = "none"
-
-
-# --- the runs behind the reveals ------------------------------------------------------------------
-
-
-def knob_sweep(state: Setting, knob: str, values) -> pd.DataFrame:
-    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
-    rows = []
-    for v in values:
-        t = run_setting(state, **{knob: v})
-        rows.append(
-            {
-                knob: v,
-                "full_chain_retained": t.full_chain_retained,
-                "displaced_text": ",".join(t.displaced) or "-",
-                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
-                "margin": t.margin,
-                "verdict": t.verdict(),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def find_seed(state: Setting, condition, seeds=range(100)) -> int | None:
-    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
-    for s in seeds:
-        if condition(state.with_(seed=s)):
-            return s
-    return None
-
-
-def kept(state: Setting, **changes) -> bool:
-    """Is the full chain retained in this state (with changes)?"""
-    return run_setting(state, **changes).full_chain_retained
-
-
-def first_rescue(state: Setting, knob: str, values):
-    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
-    for v in values:
-        if kept(state, **{knob: v}):
-            return v
-    return None
-
-
-def neutral_ids(scenario: Scenario) -> dict[str, str]:
-    """Block id -> a neutral id (B01, B02, ...) in a seeded shuffle of the store, so neither the
-    id nor the position in the list tells a chain block, a honeypot and a filler apart."""
-    order = Draw("workshop-neutral-ids", scenario.id).shuffle(scenario.ids)
-    width = len(str(len(order)))
-    return {bid: f"B{k + 1:0{max(width, 2)}d}" for k, bid in enumerate(order)}
-
-
-def html_table(columns: list[str], rows: list[list], cls: str = "") -> str:
-    """A small HTML table: friendly headers, no index column, every cell escaped."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows
-    )
-    return f"<table class='wb-ws-table {cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _margin(m) -> str:
-    return "-" if m is None or m != m else f"{m:.3f}"  # m != m: NaN
-
-
-def sweep_rows(state: Setting, knob: str, values) -> list[list[str]]:
-    """A sweep as friendly rows: value, whole chain kept, evicted chain blocks, ranks, margin."""
-    df = knob_sweep(state, knob, list(values))
-    return [
-        [
-            f"{r[knob]:g}",
-            "yes" if r["full_chain_retained"] else "no",
-            r["displaced_text"],
-            r["ranks"],
-            _margin(r["margin"]),
-        ]
-        for r in df.to_dict("records")
-    ]
-
-
-SWEEP_COLUMNS = ["whole chain kept", "evicted chain blocks", "chain ranks", "margin"]
 
 
 class Score(w.HTML):
@@ -122,28 +53,27 @@ class Score(w.HTML):
         self.show()
 
     def show(self) -> None:
-        scored = {p: r for p, r in self.results.items() if r is not None}
-        marks = " · ".join(
-            f"part {p}: {'no prediction' if r is None else ('right' if r else 'wrong')}"
-            for p, r in self.results.items()
-        )
-        self.value = (
-            f"<div class='wb-score-line'><b>Score: {sum(scored.values())} of {len(scored)} "
-            f"predictions right</b> ({marks or 'nothing revealed yet'})</div>"
-        )
+        self.value = score_html(self.results)
 
     def __repr__(self) -> str:
         return "Score(right predictions across the parts)"
 
 
 class Part(w.VBox):
-    """One exercise: the question (no answer in it), a prediction, Reveal, then the answer."""
+    """One exercise as widgets: the question (no answer in it), a prediction, Reveal, then the
+    answer (`reveal()` computes it only when clicked)."""
 
-    def __init__(self, key: str, question: str, choices, reveal, score: Score, on_change=None):
-        self.key, self._reveal, self.score, self._on_change = key, reveal, score, on_change
-        self.labels = {v: label for label, v in choices}
+    def __init__(self, question: Question, reveal, score: Score, on_change=None):
+        self.question, self._reveal, self.score, self._on_change = (
+            question,
+            reveal,
+            score,
+            on_change,
+        )
+        self.key = question.key
+        self.labels = {v: label for label, v in question.choices}
         self.predict = w.Dropdown(
-            options=[("- pick your prediction -", None), *choices],
+            options=[("- pick your prediction -", None), *question.choices],
             value=None,
             description="I predict",
             layout=w.Layout(width="360px"),
@@ -155,30 +85,22 @@ class Part(w.VBox):
         self.predict.observe(lambda _c: self._changed(), "value")
         super().__init__(
             [
-                w.HTML(question).add_class("wb-question"),
+                w.HTML(question.html).add_class("wb-question"),
                 w.HBox([self.predict, self.button]),
                 self.compare,
                 self.answer,
             ]
         )
-        self.add_class("wb-part").add_class(f"wb-part-{key}")
+        self.add_class("wb-part").add_class(f"wb-part-{self.key}")
 
     def _on_reveal(self, _button=None) -> None:
         guess = self.predict.value
         self.predict.disabled = self.button.disabled = (
             True  # a guess cannot change after the reveal
         )
-        answer, answer_text, children = self._reveal()
-        right = None if guess is None else _same(guess, answer)
-        said = (
-            "You made no prediction." if guess is None else f"You predicted: {self.labels[guess]}."
-        )
-        verdict = "" if right is None else (" Right!" if right else " Not this time.")
-        self.compare.value = (
-            f"<div class='wb-compare-line {'wb-right' if right else 'wb-wrong'}'>"
-            f"{html.escape(said)} The answer: {html.escape(answer_text)}.<b>{verdict}</b></div>"
-        )
-        self.answer.children = children
+        answer = self._reveal()
+        right, self.compare.value = judge(self.question, guess, answer)
+        self.answer.children = [_item_widget(item) for item in answer.items]
         self.score.add(self.key, right)
         self._changed()
 
@@ -204,14 +126,16 @@ class Part(w.VBox):
         return f"Part({self.key}: predict, then reveal)"
 
 
-def _same(guess, answer) -> bool:
-    if isinstance(answer, list | tuple | set):
-        return guess in answer
-    return guess == answer
+def _item_widget(item: tuple) -> w.Widget:
+    """A reveal's item as a widget: HTML, or a chart drawn in the browser."""
+    if item[0] == "html":
+        return w.HTML(item[1])
+    _, spec, data, width, cls = item
+    return ChartView(spec, data, width=width).add_class(cls)
 
 
-def _html(text: str, cls: str = "wb-reveal-text") -> w.HTML:
-    return w.HTML(f"<div class='{cls}'>{text}</div>")
+def _html(text: str, cls: str = "wb-reveal-text") -> tuple[str, str]:
+    return ("html", f"<div class='{cls}'>{text}</div>")
 
 
 CSS = """<style>
@@ -246,13 +170,27 @@ class Workshop:
         if hop_seed < 0:
             hop_seed = find_seed(profile, lambda s: not kept(s) and kept(s, hops=2))
         self.hop_state = profile.with_(seed=0 if hop_seed is None else hop_seed)
-        self.score = Score()
         self.parts: dict[str, Part] = {}
+        self._questions: dict[str, tuple] = {}  # key -> (Question, reveal)
+        self._answers: dict[str, Answer] = {}
+
+    @property
+    def memory_key(self) -> str:
+        """Where a page keeps this workshop's predictions and reveals (localStorage)."""
         s, h = self.state, self.hop_state
-        self.memory = Memory(  # predictions and reveals survive a reload of the page
-            key=f"wb-workshop/{s.encoder}/{s.template}/{s.seed}/{h.seed}/{s.multiplier:g}"
-        )
-        self.memory.observe(self._restore, "restored")
+        return f"wb-workshop/{s.encoder}/{s.template}/{s.seed}/{h.seed}/{s.multiplier:g}"
+
+    # the widgets, made when the notebook shows them (the room server uses none)
+    @cached_property
+    def score(self) -> Score:
+        return Score()
+
+    @cached_property
+    def memory(self) -> Memory:
+        """Predictions and reveals survive a reload of the page."""
+        memory = Memory(key=self.memory_key)
+        memory.observe(self._restore, "restored")
+        return memory
 
     def _keep(self) -> None:
         self.memory.state = {
@@ -290,7 +228,7 @@ class Workshop:
         names = neutral_ids(sc)
         return [*((names[c], names[c]) for c in sc.chain), ("none: the whole chain is kept", NONE)]
 
-    def identities(self, trace: Trace) -> w.HTML:
+    def identities(self, trace: Trace) -> tuple[str, str]:
         """After a reveal: the ranking with each neutral id's real id and kind."""
         names = neutral_ids(trace.scenario)
         rows = [
@@ -305,17 +243,38 @@ class Workshop:
             + "</details>"
         )
 
-    # --- the parts ---
+    # --- the parts: a question, and its answer computed only when asked for ---
+    PARTS = ("1", "2", "3", "4")
+
+    def question(self, key) -> Question:
+        """Part `key`'s question (no answer in it)."""
+        return self._build(str(key))[0]
+
+    def answer(self, key) -> Answer:
+        """Part `key`'s answer (computed on the first reveal, then kept: it never changes)."""
+        key = str(key)
+        if key not in self._answers:
+            self._answers[key] = self._build(key)[1]()
+        return self._answers[key]
+
+    def _build(self, key: str):
+        if key not in self._questions:
+            if key not in self.PARTS:
+                raise ValueError(f"no part {key!r}; the parts are {', '.join(self.PARTS)}")
+            self._questions[key] = getattr(self, f"part{key}")()
+        return self._questions[key]
+
     def part(self, n: int) -> Part:
-        p = {1: self.part1, 2: self.part2, 3: self.part3, 4: self.part4}[n]()
-        p._on_change = self._keep
+        """Part n as widgets (the notebook's cells)."""
+        key = str(n)
+        p = Part(self.question(key), lambda: self.answer(key), self.score, self._keep)
         self.parts[p.key] = p
         return p
 
-    def part1(self) -> Part:
+    def part1(self):
         state = self.state
 
-        def reveal():
+        def reveal() -> Answer:
             t = run_setting(state, policy="similarity")
             names = neutral_ids(t.scenario)
             ans = [names[c] for c in t.displaced] or NONE
@@ -331,12 +290,12 @@ class Workshop:
                 if c in t.displaced
             )
             data = viewdata.landscape_data(t)
-            return (
+            return Answer(
                 ans,
                 said,
-                [
+                (
                     _html(f"<p><b>{html.escape(verdict_line(t))}</b></p>"),
-                    ChartView("similarity", data, width=760).add_class("wb-chart-eviction"),
+                    ("chart", "similarity", data, 760, "wb-chart-eviction"),
                     self.identities(t),
                     _html(
                         "<p>Discuss: the evicted block is <i>needed</i> (the chain breaks without "
@@ -344,7 +303,7 @@ class Workshop:
                         "structurally indirect prerequisite; its witness is the dependent the "
                         f"query does resemble{': ' + html.escape(why) if why else ''}.</p>"
                     ),
-                ],
+                ),
             )
 
         q = (
@@ -353,12 +312,12 @@ class Workshop:
             "budget is full (a block that does not fit is skipped). Which block of the chain "
             "will it evict?</p>"
         )
-        return Part("1", q, self.chain_choices(state), reveal, self.score)
+        return Question("1", q, tuple(self.chain_choices(state))), reveal
 
-    def part2(self) -> Part:
+    def part2(self):
         state = self.state.with_(policy="dsgc")
 
-        def reveal():
+        def reveal() -> Answer:
             rescue = first_rescue(state, "lam", LAMBDAS)
             rows = sweep_rows(state, "lam", LAMBDAS)
             lost_again = [
@@ -383,14 +342,14 @@ class Workshop:
                 if rescue is not None
                 else "no λ in the list keeps the whole chain"
             )
-            return (
+            return Answer(
                 NONE if rescue is None else rescue,
                 said,
-                [
+                (
                     _html(CSS + html_table(["λ", *SWEEP_COLUMNS], rows)),
-                    ChartView("rescue", data, width=420).add_class("wb-chart-lambda"),
+                    ("chart", "rescue", data, 420, "wb-chart-lambda"),
                     _html(f"<p>Is a larger λ always better? {html.escape(more)}</p>"),
-                ],
+                ),
             )
 
         q = (
@@ -399,12 +358,12 @@ class Workshop:
             "what is the smallest λ (from the list) that keeps the whole chain?</p>"
         )
         choices = [(f"λ = {lam:g}", lam) for lam in LAMBDAS] + [("none of these", NONE)]
-        return Part("2", q, choices, reveal, self.score)
+        return Question("2", q, tuple(choices)), reveal
 
-    def part3(self) -> Part:
+    def part3(self):
         state = self.hop_state
 
-        def reveal():
+        def reveal() -> Answer:
             t = run_setting(state)
             names = neutral_ids(t.scenario)
             ans = [names[c] for c in t.displaced] or NONE
@@ -414,13 +373,17 @@ class Workshop:
                 else "with one hop DSGC keeps the whole chain"
             )
             before, after = run_setting(state, policy="no-graph"), t
-            return (
+            return Answer(
                 ans,
                 said,
-                [
+                (
                     _html(f"<p><b>{html.escape(verdict_line(t))}</b></p>"),
-                    ChartView("valley", viewdata.valley_data(before, after), width=460).add_class(
-                        "wb-chart-one-hop"
+                    (
+                        "chart",
+                        "valley",
+                        viewdata.valley_data(before, after),
+                        460,
+                        "wb-chart-one-hop",
                     ),
                     self.identities(t),
                     _html(
@@ -428,7 +391,7 @@ class Workshop:
                         "depend on it directly; a block two links away from the query-like block "
                         "gets nothing from it.</p>"
                     ),
-                ],
+                ),
             )
 
         q = (
@@ -436,12 +399,12 @@ class Workshop:
             + "<p>A new store (a different scenario). DSGC at λ = 1, one hop.</p><p><b>Predict:"
             "</b> which block of the chain does it evict, if any?</p>"
         )
-        return Part("3", q, self.chain_choices(state), reveal, self.score)
+        return Question("3", q, tuple(self.chain_choices(state))), reveal
 
-    def part4(self) -> Part:
+    def part4(self):
         state = self.hop_state
 
-        def reveal():
+        def reveal() -> Answer:
             best = first_rescue(state, "hops", HOPS)
             rows = sweep_rows(state, "hops", HOPS)
             scale = []
@@ -460,17 +423,17 @@ class Workshop:
                 if best is not None
                 else "no number of hops up to 3 keeps the chain"
             )
-            return (
+            return Answer(
                 NONE if best is None else best,
                 said,
-                [
+                (
                     _html(CSS + html_table(["hops", *SWEEP_COLUMNS], rows)),
                     _html(
                         "<p>A second (damped) hop reaches a block two links away, at the price of "
                         "lifting whatever else sits two links from a relevant block. With more "
                         f"blocks in the store (one hop): {html.escape('; '.join(scale))}.</p>"
                     ),
-                ],
+                ),
             )
 
         q = (
@@ -481,7 +444,7 @@ class Workshop:
         choices = [(f"{h} hop{'s' if h > 1 else ''}", h) for h in HOPS] + [
             ("none: not even 3", NONE)
         ]
-        return Part("4", q, choices, reveal, self.score)
+        return Question("4", q, tuple(choices)), reveal
 
     def free_exploration(self) -> w.VBox:
         """Part 5: the explorer, opened on request, on the store of parts 3-4, and only once
@@ -491,13 +454,9 @@ class Workshop:
         box = w.VBox([button, note]).add_class("wb-free")
 
         def open_explorer(_b=None):
-            left = [p for p in ("3", "4") if p not in self.score.results]
-            if left:
-                note.value = (
-                    f"<p>Reveal part{'s' if len(left) > 1 else ''} {' and '.join(left)} first: "
-                    "the explorer opens on their store, and its verdict would give the answer "
-                    "away.</p>"
-                )
+            why = explorer_note(self.score.results)
+            if why:
+                note.value = why
                 return
             box.children = [explorer(self.hop_state, url=False)]
 

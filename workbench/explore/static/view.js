@@ -1,16 +1,30 @@
-// The explorer's and the workshop's front end (an anywidget ES module).
+// The explorer's and the workshop's front end (an anywidget ES module; the room server's pages
+// give it a model of their own, static/room.js).
 //
 // The kernel sends numbers, the browser draws: chart specs are built into vega views once, and
 // each change only swaps the views' data. A change to any control is one message to the kernel
 // and one payload back; the table, the verdict and both charts are swapped in one synchronous
 // block, so the page never shows old and new together. Vega comes from the `lib` widget (the
-// vendored vega-bundle.js, sent once per page and imported from a blob: URL): nothing is loaded
-// from outside the machine.
+// vendored vega-bundle.js, sent once per page and imported from a blob: URL), or in a room page
+// from the room server's own copy of that file: nothing is loaded from outside the machine.
 
-const LIBS = new Map(); // bundle text -> promise of the module: one import per page
+const LIBS = new Map(); // bundle text (or URL) -> promise of the module: one import per page
+const TRIES = new Map(); // URL -> imports tried
 
 async function vegaLib(host, model) {
-  const lib = await host.getModel(model.get("lib"));
+  const ref = model.get("lib");
+  if (typeof ref === "string" && ref.startsWith("/")) { // the room server: a file of its own
+    if (!LIBS.has(ref)) {
+      // a failed import is remembered by the browser under its URL: a new try needs a new URL
+      const tries = (TRIES.get(ref) || 0) + 1;
+      TRIES.set(ref, tries);
+      const p = import(/* webpackIgnore: true */ tries > 1 ? `${ref}&try=${tries}` : ref);
+      p.catch(() => LIBS.delete(ref));
+      LIBS.set(ref, p);
+    }
+    return LIBS.get(ref);
+  }
+  const lib = await host.getModel(ref);
   const src = lib.get("source");
   if (!LIBS.has(src)) {
     const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
@@ -219,8 +233,11 @@ async function renderExplorer({ model, el, host }) {
     if (!p || !p.query) return;
     // Voila: this page. JupyterLab: the same notebook rendered by Voila's server extension.
     const lab = location.pathname.match(/^(.*?)\/(?:lab|doc)(?:\/workspaces\/[^/]+)?\/tree\/(.*)$/);
-    const page = location.origin + (lab ? `${lab[1]}/voila/render/${lab[2]}` : location.pathname);
-    const link = page + "?" + p.query;
+    // The room server: its explorer page, with the room's token.
+    const base = model.get("link_base");
+    const page = location.origin + (base || (lab ? `${lab[1]}/voila/render/${lab[2]}` : location.pathname));
+    const extra = model.get("link_extra");
+    const link = page + "?" + p.query + (extra ? "&" + extra : "");
     const box = $(".wbx-link");
     box.innerHTML = `<input type="text" readonly aria-label="link to this view">`;
     const input = box.querySelector("input");
@@ -350,6 +367,7 @@ async function renderExplorer({ model, el, host }) {
     return out;
   }
 
+  let failures = 0; // drawings failed in a row: each is tried again, three times at most
   async function pump() {
     if (running) return;
     running = true;
@@ -358,9 +376,14 @@ async function renderExplorer({ model, el, host }) {
       latest = null;
       try {
         await apply(p);
+        if (failures) $(".wbx-err").textContent = model.get("error") || "";
+        failures = 0;
       } catch (e) {
-        $(".wbx-err").textContent = "view error: " + e.message;
-        console.error(e);
+        failures += 1;
+        const again = failures <= 3;
+        $(".wbx-err").textContent = `The charts could not be drawn (${e.message}); ` +
+          (again ? "drawing them again in 3 s." : "reload the page to try again.");
+        if (again) setTimeout(() => { latest = latest || p; pump(); }, 3000);
       }
     }
     running = false;

@@ -1,0 +1,180 @@
+"""What the workshop asks and answers, as data: each part's question (HTML with no answer in it,
+and the predictions to pick from) and its answer (the right prediction, the answer in words, and
+what the reveal shows), the runs behind them, the comparison of a prediction with the answer, and
+the score line. The notebook's widgets (`workbench.explore.workshop`) and the room server's
+sessions (`workbench.explore.sessions`) both show these, so a reveal reads the same in both.
+
+Before a reveal the page names blocks by neutral ids (B01, B02, ... in a seeded shuffle), so an id
+such as c2 or h1 cannot give a block's kind away.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+
+from workbench.common.seeds import Draw
+from workbench.dsgc.scenario import Scenario
+from workbench.dsgc.trace import Setting, run_setting
+
+LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+HOPS = (1, 2, 3)
+NONE = "none"
+
+
+# --- the runs behind the reveals ------------------------------------------------------------------
+
+
+def knob_sweep(state: Setting, knob: str, values) -> pd.DataFrame:
+    """One row per value of a knob: chain kept?, displaced blocks, verdict (for workshop reveals)."""
+    rows = []
+    for v in values:
+        t = run_setting(state, **{knob: v})
+        rows.append(
+            {
+                knob: v,
+                "full_chain_retained": t.full_chain_retained,
+                "displaced_text": ",".join(t.displaced) or "-",
+                "ranks": " ".join(f"{c}:{r}" for c, r in t.chain_ranks.items()),
+                "margin": t.margin,
+                "verdict": t.verdict(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def find_seed(state: Setting, condition, seeds=range(100)) -> int | None:
+    """The first seed whose (state with that seed) satisfies condition(state) -> bool."""
+    for s in seeds:
+        if condition(state.with_(seed=s)):
+            return s
+    return None
+
+
+def kept(state: Setting, **changes) -> bool:
+    """Is the full chain retained in this state (with changes)?"""
+    return run_setting(state, **changes).full_chain_retained
+
+
+def first_rescue(state: Setting, knob: str, values):
+    """The first value of a knob (in the order given) at which the full chain is kept, or None."""
+    for v in values:
+        if kept(state, **{knob: v}):
+            return v
+    return None
+
+
+def neutral_ids(scenario: Scenario) -> dict[str, str]:
+    """Block id -> a neutral id (B01, B02, ...) in a seeded shuffle of the store, so neither the
+    id nor the position in the list tells a chain block, a honeypot and a filler apart."""
+    order = Draw("workshop-neutral-ids", scenario.id).shuffle(scenario.ids)
+    width = len(str(len(order)))
+    return {bid: f"B{k + 1:0{max(width, 2)}d}" for k, bid in enumerate(order)}
+
+
+def html_table(columns: list[str], rows: list[list], cls: str = "") -> str:
+    """A small HTML table: friendly headers, no index column, every cell escaped."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows
+    )
+    return f"<table class='wb-ws-table {cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _margin(m) -> str:
+    return "-" if m is None or m != m else f"{m:.3f}"  # m != m: NaN
+
+
+def sweep_rows(state: Setting, knob: str, values) -> list[list[str]]:
+    """A sweep as friendly rows: value, whole chain kept, evicted chain blocks, ranks, margin."""
+    df = knob_sweep(state, knob, list(values))
+    return [
+        [
+            f"{r[knob]:g}",
+            "yes" if r["full_chain_retained"] else "no",
+            r["displaced_text"],
+            r["ranks"],
+            _margin(r["margin"]),
+        ]
+        for r in df.to_dict("records")
+    ]
+
+
+SWEEP_COLUMNS = ["whole chain kept", "evicted chain blocks", "chain ranks", "margin"]
+
+
+def score_html(results: dict[str, bool | None]) -> str:
+    """The score line: right predictions out of the parts revealed with a prediction, and each
+    revealed part's mark."""
+    scored = {p: r for p, r in results.items() if r is not None}
+    marks = " · ".join(
+        f"part {p}: {'no prediction' if r is None else ('right' if r else 'wrong')}"
+        for p, r in results.items()
+    )
+    return (
+        f"<div class='wb-score-line'><b>Score: {sum(scored.values())} of {len(scored)} "
+        f"predictions right</b> ({marks or 'nothing revealed yet'})</div>"
+    )
+
+
+@dataclass(frozen=True)
+class Question:
+    """One part before its reveal: its key, the question (HTML, no answer in it) and the
+    predictions to pick from, as (label, value)."""
+
+    key: str
+    html: str
+    choices: tuple[tuple[str, object], ...]
+
+    def label(self, guess) -> str | None:
+        return next((lab for lab, v in self.choices if v == guess), None)
+
+    def __repr__(self) -> str:
+        return f"Question(part {self.key}: {len(self.choices)} choices)"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One part's reveal: the right prediction (a value, or a list of right values), the answer in
+    words, and what the reveal shows: ("html", text) and ("chart", spec name, rows, width, class)
+    items, in order."""
+
+    value: object
+    said: str
+    items: tuple[tuple, ...]
+
+    def __repr__(self) -> str:
+        return f"Answer({self.said})"
+
+
+def judge(question: Question, guess, answer: Answer) -> tuple[bool | None, str]:
+    """(right? - None without a prediction, the comparison line as HTML)."""
+    right = None if guess is None else _same(guess, answer.value)
+    said = (
+        "You made no prediction." if guess is None else f"You predicted: {question.label(guess)}."
+    )
+    verdict = "" if right is None else (" Right!" if right else " Not this time.")
+    return right, (
+        f"<div class='wb-compare-line {'wb-right' if right else 'wb-wrong'}'>"
+        f"{html.escape(said)} The answer: {html.escape(answer.said)}.<b>{verdict}</b></div>"
+    )
+
+
+def explorer_note(revealed) -> str | None:
+    """Why the free-exploration explorer cannot open yet (None: it can): it opens on the store of
+    parts 3-4, and its verdict would give their answers away before their reveals."""
+    left = [p for p in ("3", "4") if p not in revealed]
+    if not left:
+        return None
+    return (
+        f"<p>Reveal part{'s' if len(left) > 1 else ''} {' and '.join(left)} first: "
+        "the explorer opens on their store, and its verdict would give the answer away.</p>"
+    )
+
+
+def _same(guess, answer) -> bool:
+    if isinstance(answer, list | tuple | set):
+        return guess in answer
+    return guess == answer

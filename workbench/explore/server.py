@@ -1,0 +1,528 @@
+"""The room server: the explorer and the workshop served to a room from one Python process.
+
+Why not a kernel per page (Voila): measured on the 2-core machine (README, "Running a room"), a
+Voila page costs its browser 3-10 CPU seconds before its first view (about 100 requests, 5 MB of
+JupyterLab bundles), and every page also needs a kernel (190 MB, executing its notebook). Here a
+page is its notebook's prose (`pages.read_page`), `static/room.js` and the explorer's own front end
+(`static/view.js`, vega): a few requests, about 0.3 MB without vega's bundle. Every page's state is
+a small session object in this process (`ExplorerSession`, `WorkshopSession`), computed in one
+worker thread from caches shared by the whole room: a view already computed for anyone is answered
+from memory, a workshop's answers are computed once, and the sentence embeddings come from the
+machine's disk cache (`app.warm_room_cache`), so the model is loaded at most once in the process,
+and only when a page needs a text the cache lacks.
+
+What a room gets:
+- `/` (the two links), `/explorer`, `/workshop`, `/static/...` (the page's own files), the page's
+  websocket `/socket/SID`, and `/status` (seats in use and answer times, as JSON, for the
+  instructor and the tests); every other path is 404, and no request runs code;
+- a room token: a request carrying `?token=` (checked in constant time) gets a cookie, and a
+  request with neither the token nor the cookie gets a short page saying so (403) and starts
+  nothing;
+- at most `seats` pages at once: a page takes a seat when it is served, and past the seats a
+  request gets "the room is full" (503), which tries again on its own every 20 s; a seat is
+  freed when its page's websocket closes (a closed tab, a reload), when its websocket has not
+  answered a ping (a laptop gone to sleep: pings every 15 s, the seat freed within 35 s), or when its page never
+  connected within `first_connect` seconds (a plain GET);
+- nothing written: no page writes a file anywhere (an upload is read from a temporary folder,
+  as `workbench evaluate` reads a file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import gzip
+import hashlib
+import hmac
+import html
+import json
+import os
+import secrets
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+import tornado.web
+import tornado.websocket
+
+from workbench.dsgc.trace import Setting
+from workbench.explore.explorer import from_query
+from workbench.explore.pages import Page, read_page
+from workbench.explore.sessions import (
+    RoomExplorer,
+    WorkshopSession,
+    cached_workshop,
+    explorer_fields,
+    workshop_args,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+PAGES = {"explorer": "05_explorer.ipynb", "workshop": "06_workshop.ipynb"}
+STATIC = ("room.js", "room.css", "view.js", "view.css", "vega-bundle.js", "specs.json")
+SEATS = 30
+FIRST_CONNECT = 45  # seconds a seat waits for its page's websocket (then a plain GET is freed)
+PING = 15  # seconds between pings; a websocket that answers none within as long is closed
+COOKIE = "wb-room"
+MAX_MESSAGE = 32 * 1024 * 1024  # an upload travels in one message (explorer.MAX_UPLOAD chars)
+TIMES_KEPT = 5000  # answer times kept for /status
+
+
+# --- seats --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Seat:
+    """One page's place in the room: its kind, when it was taken, and its websocket once the page
+    connected."""
+
+    sid: str
+    kind: str
+    taken: float
+    socket: Socket | None = None
+    connected: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Seat({self.kind}, {'connected' if self.socket else 'waiting'})"
+
+
+@dataclass
+class Room:
+    """The pages, the token, the seats, and the one worker thread every computation runs in."""
+
+    pages: dict[str, Page]
+    token: str
+    seats: int = SEATS
+    first_connect: float = FIRST_CONNECT
+    ping: float = PING
+    taken: dict[str, Seat] = field(default_factory=dict)
+    counts: collections.Counter = field(default_factory=collections.Counter)
+    times: collections.deque = field(default_factory=lambda: collections.deque(maxlen=TIMES_KEPT))
+    answered: int = 0  # messages answered since the room opened
+
+    def __post_init__(self):
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix="wb-room")
+        self.bodies = {kind: page_body(page) for kind, page in self.pages.items()}
+        self.cookie = hashlib.sha256(f"wb-room:{self.token}".encode()).hexdigest()
+
+    def __repr__(self) -> str:
+        return f"Room({len(self.taken)} of {self.seats} seats taken)"
+
+    def take(self, kind: str, sid: str | None = None) -> Seat | None:
+        """A seat for a page (None: the room is full)."""
+        self.sweep()
+        if len(self.taken) >= self.seats:
+            self.counts["full"] += 1
+            return None
+        sid = sid or secrets.token_urlsafe(12)
+        seat = self.taken[sid] = Seat(sid, kind, time.monotonic())
+        self.counts["seated"] += 1
+        return seat
+
+    def free(self, sid: str, why: str) -> None:
+        if self.taken.pop(sid, None) is not None:
+            self.counts[f"freed: {why}"] += 1
+
+    def sweep(self) -> None:
+        """Free the seats whose page never connected in time."""
+        now = time.monotonic()
+        for sid, seat in list(self.taken.items()):
+            if seat.socket is None and now - seat.taken > self.first_connect:
+                self.free(sid, "never connected")
+
+    async def run(self, fn, *args):
+        """fn(*args) in the room's worker thread (every session's state changes there)."""
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    def status(self, recent: bool = False) -> dict:
+        """Seats in use, what happened to pages (seated, freed and why, refused, full), and the
+        server's answer times in ms (arrival of a page's message to its answer sent: queueing
+        in the worker included); `recent`: also each of the last answer times, in order."""
+        self.sweep()
+        kept = list(self.times)
+        times = sorted(kept)
+
+        def pct(q):
+            return round(times[min(len(times) - 1, int(q * (len(times) - 1) + 0.5))], 2)
+
+        return {
+            "seats": self.seats,
+            "taken": len(self.taken),
+            "connected": sum(s.socket is not None for s in self.taken.values()),
+            "pages": dict(collections.Counter(s.kind for s in self.taken.values())),
+            "counts": dict(sorted(self.counts.items())),
+            "answers": self.answered,
+            "answer_ms": {"p50": pct(0.5), "p95": pct(0.95), "max": times[-1]} if times else {},
+            **({"recent_ms": [round(t, 2) for t in kept]} if recent else {}),
+        }
+
+    def allowed(self, token: str | None, cookie: str | None) -> bool:
+        if token is not None:
+            return hmac.compare_digest(token.encode(), self.token.encode())
+        return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie.encode())
+
+
+# --- static files -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    zipped: bytes
+    kind: str
+
+
+TYPES = {".js": "text/javascript", ".css": "text/css", ".json": "application/json"}
+
+
+@lru_cache(maxsize=1)
+def assets() -> tuple[dict[str, Asset], str]:
+    """The page's files, read once and gzipped once, and a version naming their contents (it is
+    in every URL, so a browser keeps them until they change)."""
+    out, h = {}, hashlib.sha256()
+    for name in STATIC:
+        body = resources.files("workbench.explore").joinpath("static", name).read_bytes()
+        h.update(body)
+        out[name] = Asset(body, gzip.compress(body, 6, mtime=0), TYPES[Path(name).suffix])
+    return out, h.hexdigest()[:12]
+
+
+# --- pages --------------------------------------------------------------------------------------
+
+CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; connect-src 'self' data: blob:; frame-ancestors 'none'"
+)
+
+
+def shell(title: str, body: str, config: dict | None = None, kind: str = "plain") -> str:
+    """A page of the room: its stylesheets, its body, and (for a live page) room.js with its
+    seat; no request leaves the server. The page for a request without the token (`kind`
+    "refused") carries its style inline: it may load nothing from the room."""
+    files, v = assets()
+    if kind == "refused":
+        style = f"<style>{files['room.css'].body.decode()}</style>"
+    else:
+        style = (
+            f'<link rel="stylesheet" href="/static/room.css?v={v}">'
+            f'<link rel="stylesheet" href="/static/view.css?v={v}">'
+        )
+    script = ""
+    if config is not None:
+        data = html.escape(json.dumps({**config, "v": v}), quote=False)
+        script = (
+            f'<script type="application/json" id="wb-room-config">{data}</script>'
+            f'<script type="module" src="/static/room.js?v={v}"></script>'
+        )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title>"
+        f'<link rel="icon" href="data:,">{style}'
+        f'</head><body class="wb-room wb-room-{kind}">{body}{script}</body></html>'
+    )
+
+
+def section_html(s) -> str:
+    """One section of a notebook page: its prose, or the place of a live part, saying what it
+    waits for until the server's answer fills it."""
+    wait = (
+        '<div class="wb-wait" role="status">{what}: waiting for the room server… '
+        '<span class="wb-secs">0</span> s</div>'
+    )
+    if s.kind == "md":
+        return f'<div class="wb-md">{s.arg}</div>'
+    if s.kind == "explorer":
+        return f'<div class="wb-live-explorer">{wait.format(what="the explorer")}</div>'
+    if s.kind == "part":
+        k = html.escape(s.arg)
+        return f'<div class="wb-part wb-part-{k}" data-part="{k}">{wait.format(what=f"part {k}")}</div>'
+    if s.kind == "score":
+        return '<div class="wb-score"></div>'
+    if s.kind == "free":
+        return (
+            '<div class="wb-free"><button type="button" class="wb-open-explorer" disabled>'
+            'Open the explorer</button><div class="wb-free-note"></div>'
+            '<div class="wb-free-explorer"></div></div>'
+        )
+    return ""
+
+
+def page_body(page: Page) -> str:
+    return "".join(section_html(s) for s in page.sections)
+
+
+def message_page(title: str, text: str, retry: int | None = None, kind: str = "message") -> str:
+    """A short page saying what is wrong (no token, the room is full); with `retry`, it tries
+    again on its own every `retry` seconds for five minutes, counting down."""
+    body = f'<main class="wb-message"><h1>{html.escape(title)}</h1><p>{text}</p>'
+    config = None
+    if retry:
+        body += f'<p class="wb-retry" data-retry="{retry}">Trying again in {retry} s.</p>'
+        config = {"kind": "retry", "retry": retry}
+    return shell(title, body + "</main>", config, kind)
+
+
+NO_TOKEN = (
+    "This room needs its link: ask the instructor for the address with <code>?token=…</code> "
+    "(the link <code>make app</code> printed). Nothing was started."
+)
+FULL = "Every seat of this room is taken. This page tries again on its own as seats free."
+
+
+class Handler(tornado.web.RequestHandler):
+    room: Room
+
+    def initialize(self, room: Room) -> None:
+        self.room = room
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Security-Policy", CSP)
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Referrer-Policy", "no-referrer")
+
+    def prepare(self) -> None:
+        token = self.get_query_argument("token", None)
+        if not self.room.allowed(token, self.get_cookie(COOKIE)):
+            self.room.counts["refused: no token"] += 1
+            self.set_status(403)
+            self.set_header("Cache-Control", "no-store")
+            self.finish(message_page("This room needs its link", NO_TOKEN, kind="refused"))
+            return
+        if token is not None:
+            self.set_cookie(COOKIE, self.room.cookie, httponly=True, samesite="Lax")
+
+    def page(self, text: str, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Cache-Control", "no-store")
+        self.finish(text)
+
+
+class Index(Handler):
+    def get(self) -> None:
+        links = "".join(
+            f'<li><a href="/{kind}">{html.escape(self.room.pages[kind].title)}</a></li>'
+            for kind in PAGES
+        )
+        self.page(
+            shell(
+                "The retention workbench",
+                f'<main class="wb-message"><h1>The retention workbench</h1><ul>{links}</ul>'
+                "<p>Each link opens one page for you; nothing you do there is seen by others or "
+                "written anywhere.</p></main>",
+            )
+        )
+
+
+class PageHandler(Handler):
+    def get(self, kind: str) -> None:
+        seat = self.room.take(kind)
+        if seat is None:
+            self.page(message_page("The room is full", FULL, retry=20), 503)
+            return
+        page = self.room.pages[kind]
+        config = {"kind": kind, "sid": seat.sid}
+        body = f'<main class="wb-page">{self.room.bodies[kind]}</main>'
+        self.page(shell(page.title, body, config, kind))
+
+
+class StaticHandler(Handler):
+    def get(self, name: str) -> None:
+        files, v = assets()
+        asset = files.get(name)
+        if asset is None:
+            raise tornado.web.HTTPError(404)
+        self.set_header("Content-Type", f"{asset.kind}; charset=utf-8")
+        versioned = self.get_query_argument("v", None) == v
+        self.set_header("Cache-Control", "private, max-age=86400" if versioned else "no-cache")
+        self.set_header("Vary", "Accept-Encoding")
+        if "gzip" in self.request.headers.get("Accept-Encoding", ""):
+            self.set_header("Content-Encoding", "gzip")
+            self.finish(asset.zipped)
+        else:
+            self.finish(asset.body)
+
+
+class StatusHandler(Handler):
+    def get(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.finish(self.room.status(recent=self.get_query_argument("recent", None) is not None))
+
+
+class NotFound(tornado.web.RequestHandler):
+    def prepare(self) -> None:
+        raise tornado.web.HTTPError(404)
+
+
+# --- a page's live sessions ---------------------------------------------------------------------
+
+
+class Socket(tornado.websocket.WebSocketHandler):
+    """A page's live channel: the first message (`hello`) builds the page's session; then each
+    message is answered in the room's worker thread, in order."""
+
+    def initialize(self, room: Room) -> None:
+        self.room = room
+        self.seat: Seat | None = None
+        self.models: dict[str, object] = {}  # "page" / "explorer" -> session
+        self.workshop: WorkshopSession | None = None
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+
+    def prepare(self):
+        if not self.room.allowed(self.get_query_argument("token", None), self.get_cookie(COOKIE)):
+            self.room.counts["refused: no token"] += 1
+            raise tornado.web.HTTPError(403)
+
+    def check_origin(self, origin: str) -> bool:
+        return super().check_origin(origin)  # same host only
+
+    def open(self, sid: str) -> None:
+        seat = self.room.taken.get(sid)
+        if seat is None or seat.socket is not None:  # freed while the page loaded, or a 2nd tab
+            seat = self.room.take(self.get_query_argument("kind", "explorer"))
+            if seat is None:
+                self.write_message({"type": "full"})
+                self.close(4000, "the room is full")
+                return
+        seat.socket, seat.connected = self, time.monotonic()
+        self.seat = seat
+        self.worker = asyncio.ensure_future(self._answer())
+
+    def on_close(self) -> None:
+        if self.seat is not None:
+            self.room.free(self.seat.sid, "page closed")
+            self.seat = None
+        self.queue.put_nowait(None)
+
+    def on_message(self, text) -> None:
+        self.queue.put_nowait((time.perf_counter(), text))
+
+    def _poster(self, model: str):
+        return lambda msg: self.post(model, msg)
+
+    def post(self, model: str, msg: dict) -> None:
+        """Send a message to the page from any thread."""
+        self.loop.call_soon_threadsafe(self._write, {**msg, "model": model})
+
+    def _write(self, msg: dict) -> None:
+        with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+            self.write_message(json.dumps(msg, separators=(",", ":")))
+
+    async def _answer(self) -> None:
+        while (item := await self.queue.get()) is not None:
+            t0, text = item
+            try:
+                msg = json.loads(text)
+                if not isinstance(msg, dict):
+                    raise ValueError("a message is a JSON object")
+                await self.room.run(self.handle, msg)
+            except ValueError as e:
+                self.post("page", {"type": "error", "text": f"bad message: {e}"})
+            except Exception as e:  # noqa: BLE001  (said in the page; the session goes on)
+                self.post("page", {"type": "error", "text": f"the server failed: {e!r}"})
+            self.room.times.append((time.perf_counter() - t0) * 1000)
+            self.room.answered += 1
+
+    # --- in the worker thread ---
+    def handle(self, msg: dict) -> None:
+        kind = msg.get("type")
+        if kind == "hello":
+            return self.hello(msg)
+        if kind == "reveal" and self.workshop is not None:
+            answer = self.workshop.reveal(msg.get("part"), msg.get("choice"))
+            self.post("page", answer)
+            self.post("page", self.workshop.score())
+            return None
+        if kind == "restore" and self.workshop is not None:  # what the page kept, after a reload
+            for answer in self.workshop.restore(msg.get("kept")):
+                self.post("page", answer)
+            self.post("page", self.workshop.score())
+            return None
+        if kind == "open-explorer" and self.workshop is not None:
+            note = self.workshop.explorer_note()
+            if note:
+                return self.post("page", {"type": "note", "html": note})
+            # on the store of parts 3-4; after a reconnect, at the view the page showed
+            query = str(msg.get("query", ""))
+            setting, notes = from_query(query, self.workshop.workshop.hop_state)
+            return self.open_explorer("explorer", setting, notes)
+        model = self.models.get(str(msg.get("model")))
+        if isinstance(model, RoomExplorer) and isinstance(msg.get("content"), dict):
+            model.handle(msg["content"])
+        return None
+
+    def hello(self, msg: dict) -> None:
+        query = str(msg.get("query", "")).lstrip("?")
+        query = urlencode([(k, v) for k, v in parse_qsl(query) if k != "token"])
+        page = self.room.pages[self.seat.kind]
+        if self.seat.kind == "explorer":
+            setting, notes = from_query(query, Setting(**page.arguments(Setting)))
+            self.open_explorer("page", setting, notes)
+        else:
+            args, notes = workshop_args(page, query)
+            self.workshop = WorkshopSession(cached_workshop(args))
+            ws = self.workshop.workshop
+            self.post(
+                "page",
+                {
+                    "type": "questions",
+                    "parts": self.workshop.questions(),
+                    "memory": ws.memory_key,
+                    "notes": notes,
+                },
+            )
+
+    def open_explorer(self, model: str, setting: Setting, notes: list[str]) -> None:
+        """An explorer session for the page (`page`: the explorer page's own, whose address
+        follows its state; `explorer`: the one the workshop opens), sent whole at once."""
+        session = RoomExplorer(self._poster(model), self.room.worker.submit, setting, notes)
+        self.models[model] = session
+        lib = f"/static/vega-bundle.js?v={assets()[1]}"
+        fields = explorer_fields(session, lib, self.room.token, follow=model == "page")
+        self.post(model, {"type": "state", "fields": fields, "new": True})
+        session.live = True
+
+
+# --- the application ----------------------------------------------------------------------------
+
+
+def room_pages(notebooks: str | os.PathLike = NOTEBOOKS) -> dict[str, Page]:
+    return {kind: read_page(Path(notebooks) / name) for kind, name in PAGES.items()}
+
+
+def application(room: Room) -> tornado.web.Application:
+    kw = {"room": room}
+    return tornado.web.Application(
+        [
+            (r"/", Index, kw),
+            (r"/(explorer|workshop)", PageHandler, kw),
+            (r"/static/([a-z0-9-]+\.(?:js|css|json))", StaticHandler, kw),
+            (r"/status", StatusHandler, kw),
+            (r"/socket/([A-Za-z0-9_-]{8,40})", Socket, kw),
+        ],
+        default_handler_class=NotFound,
+        websocket_ping_interval=room.ping,
+        websocket_ping_timeout=room.ping,
+        websocket_max_message_size=MAX_MESSAGE,
+        xheaders=False,
+    )
+
+
+async def serve_room(room: Room, ip: str, port: int, ready=None) -> None:
+    """Serve the room until cancelled; frees seats never connected every few seconds."""
+    app = application(room)
+    server = app.listen(port, address=ip)
+    if ready is not None:
+        ready()
+    try:
+        while True:
+            await asyncio.sleep(min(5.0, room.first_connect / 2))
+            room.sweep()
+    finally:
+        server.stop()
+        room.worker.shutdown(wait=False, cancel_futures=True)

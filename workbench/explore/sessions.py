@@ -1,0 +1,219 @@
+"""The room server's sessions: what one page of a room holds, with no widget and no kernel.
+
+An explorer page holds a `RoomExplorer` (the notebook explorer's own `ExplorerSession`, its fields
+sent to the page over its websocket); a workshop page holds a `WorkshopSession` (the parts it
+revealed, with their predictions and the score). What every page shares is computed once for the
+whole room and kept: a setting's view (`cached_view`) and a workshop's scenarios, questions and
+answers (`cached_workshop`); `preheat` computes the pages' first views before anyone arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from urllib.parse import parse_qsl, urlencode
+
+from workbench.common.encoders import ENCODERS
+from workbench.common.options import check_choice, check_within
+from workbench.dsgc.trace import Setting
+from workbench.explore.explorer import ExplorerSession, view
+from workbench.explore.lessons import explorer_note, judge, score_html
+from workbench.explore.pages import Page
+from workbench.explore.widgets import specs
+from workbench.explore.workshop import Workshop
+
+# --- what the room shares ---------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def cached_view(setting: Setting):
+    """A setting's (trace, payload), computed once for the whole room (a Setting is frozen)."""
+    return view(setting)
+
+
+def _seed(name: str):
+    def check(raw: str) -> int:
+        if not raw.lstrip("-").isdigit() or not -1 <= int(raw) <= 99:
+            raise ValueError(f"{name} must be -1 (the first seed that fits) or in [0, 99]")
+        return int(raw)
+
+    return check
+
+
+# the workshop's constructor arguments a link may change: query key -> (argument, check)
+WORKSHOP_KEYS = {
+    "encoder": ("encoder", lambda v: check_choice("encoder", v, ENCODERS)),
+    "tpl": ("template", lambda v: check_choice("template", v, ("role", "profile"))),
+    "seed": ("seed", _seed("seed")),
+    "hop_seed": ("hop_seed", _seed("hop_seed")),
+    "M": ("multiplier", lambda v: check_within("budget_multiplier", float(v), 1.0, 5.0)),
+}
+
+
+@lru_cache(maxsize=16)
+def cached_workshop(args: tuple) -> Workshop:
+    """A workshop's scenarios, questions and answers, shared by every page that asks for it."""
+    return Workshop(**dict(args))
+
+
+def preheat(pages: dict[str, Page], say=print) -> float:
+    """Compute what the first arrivals ask for before anyone comes: each page's starting view
+    (the explorer's setting, the workshop's scenarios and its four answers); returns seconds."""
+    t = time.perf_counter()
+    cached_view(Setting(**pages["explorer"].arguments(Setting)))
+    ws = cached_workshop(workshop_args(pages["workshop"], "")[0])
+    for key in Workshop.PARTS:
+        ws.answer(key)
+    cached_view(ws.hop_state)  # the free exploration's first view
+    seconds = time.perf_counter() - t
+    say(f">> the pages' first views and the workshop's answers computed in {seconds:.2f} s")
+    return seconds
+
+
+# --- an explorer page ---------------------------------------------------------------------------
+
+
+class RoomExplorer(ExplorerSession):
+    """An explorer session whose fields go to its page over the websocket (`out`), answered from
+    the room's view cache; the sentence model's warm-up calls back through `submit` (into the
+    room's worker thread, where every session's state changes)."""
+
+    def __init__(self, out, submit, setting: Setting, notes: list[str]):
+        self.out, self.submit = out, submit
+        self.live = False  # the page gets the whole state first (Socket.open_explorer)
+        super().__init__(setting, notes, warm=False)
+
+    def compute(self, setting, upload, seq):
+        if upload is not None:
+            return view(setting, upload, seq)
+        trace, p = cached_view(setting)
+        return trace, {**p, "seq": seq}
+
+    def _set(self, **changes) -> None:
+        super()._set(**changes)
+        if self.live:
+            self.out({"type": "state", "fields": changes})
+
+    def send(self, content: dict) -> None:
+        if self.live:
+            self.out({"type": "custom", "content": content})
+
+    def _warmed(self, error: str | None) -> None:  # from the warm-up thread: into the worker
+        self.submit(super()._warmed, error)
+
+
+def explorer_fields(session: RoomExplorer, lib: str, token: str, follow: bool) -> dict:
+    """Everything a page's explorer draws from, for its first state message (`lib`: where the
+    page imports vega from); with `follow` the page's address follows the state (a reload keeps
+    the view); a copied link opens the room's explorer page, token included."""
+    return {
+        **session.fields(),
+        "kind": "explorer",
+        "specs": specs(),
+        "lib": lib,
+        "voila": follow,
+        "link_base": "/explorer",
+        "link_extra": urlencode({"token": token}),
+    }
+
+
+def workshop_args(page: Page, query: str) -> tuple[tuple, list[str]]:
+    """The workshop's constructor arguments: the notebook's, changed by the link's keys
+    (`WORKSHOP_KEYS`); a bad value is reported and the notebook's kept."""
+    out = page.arguments(Workshop)
+    problems = []
+    for key, raw in parse_qsl(query or "", keep_blank_values=True):
+        if key in WORKSHOP_KEYS:
+            name, check = WORKSHOP_KEYS[key]
+            try:
+                out[name] = check(raw)
+            except ValueError as e:
+                problems.append(f"link: {key}={raw!r} ignored ({e})")
+    return tuple(sorted(out.items())), problems
+
+
+# --- a workshop page ----------------------------------------------------------------------------
+
+
+def item_json(item: tuple) -> dict:
+    """A reveal's item for a page: {"html": ...} or {"chart": spec name, "data", "width", "cls"}."""
+    if item[0] == "html":
+        return {"html": item[1]}
+    _, spec, data, width, cls = item
+    return {"chart": spec, "data": data, "width": width, "cls": cls}
+
+
+class WorkshopSession:
+    """One participant's workshop in the room server (no widgets): the parts they revealed, each
+    with its prediction (a reveal locks it) and whether it was right. The page keeps its
+    predictions and reveals in the browser and sends them back after a reload (`restore`); the
+    answers are computed once per workshop (`Workshop.answer`), never before a reveal asks."""
+
+    def __init__(self, workshop: Workshop):
+        self.workshop = workshop
+        self.revealed: dict[str, dict] = {}  # key -> the message that answered the reveal
+
+    def results(self) -> dict[str, bool | None]:
+        return {k: m["right"] for k, m in self.revealed.items()}
+
+    def questions(self) -> dict[str, dict]:
+        """Each part's question and choice labels (the page shows them before any reveal)."""
+        out = {}
+        for key in Workshop.PARTS:
+            q = self.workshop.question(key)
+            out[key] = {"html": q.html, "choices": [label for label, _ in q.choices]}
+        return out
+
+    def reveal(self, key, choice) -> dict:
+        """Reveal part `key` with the prediction at index `choice` of its choices (None: no
+        prediction); a part already revealed answers as it did (its prediction stays locked)."""
+        key = str(key)
+        q = self.workshop.question(key)  # ValueError for a part that does not exist
+        if key in self.revealed:
+            return self.revealed[key]
+        if choice is not None and (
+            isinstance(choice, bool)
+            or not isinstance(choice, int)
+            or not 0 <= choice < len(q.choices)
+        ):
+            raise ValueError(f"part {key}: no prediction {choice!r}")
+        guess = None if choice is None else q.choices[choice][1]
+        answer = self.workshop.answer(key)
+        right, compare = judge(q, guess, answer)
+        msg = {
+            "type": "revealed",
+            "part": key,
+            "choice": choice,
+            "right": right,
+            "compare": compare,
+            "items": [item_json(i) for i in answer.items],
+        }
+        self.revealed[key] = msg
+        return msg
+
+    def score(self) -> dict:
+        return {"type": "score", "html": score_html(self.results())}
+
+    def restore(self, kept) -> list[dict]:
+        """What the page kept ({key: {"choice": k, "revealed": bool}}): its reveals made again,
+        in part order; anything malformed or unknown is skipped."""
+        out = []
+        if not isinstance(kept, dict):
+            return out
+        for key in Workshop.PARTS:
+            k = kept.get(key)
+            if isinstance(k, dict) and k.get("revealed") is True:
+                try:
+                    out.append(self.reveal(key, k.get("choice")))
+                except ValueError:
+                    continue
+        return out
+
+    def explorer_note(self) -> str | None:
+        """Why the free-exploration explorer cannot open yet, or None."""
+        return explorer_note(self.revealed)
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkshopSession({self.workshop!r}: revealed {', '.join(self.revealed) or 'nothing'})"
+        )
