@@ -188,3 +188,187 @@ def test_an_opaque_id_links_two_blocks_the_query_does_not_reach():
     pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
     assert (1, 2) in pairs  # the id the result defines and the call uses
     assert (3, 4) not in pairs  # a short code, unreachable from the query
+
+
+# --- variants 15-18 (data/calibration/inducer.md), each from tier D's first run --------------------
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("logged as remote pilot RP-9C4", "RP9C4 is on the roster"),  # no separator at all
+        ("issued operator card OC-0613", "card oc613 is recorded"),  # leading zeros
+        ("labelled with barcode 5521-ZT", "Barcode 5521ZT was scanned"),  # digits, then letters
+        ("tagged as consignment QX-40-118", "consignment qx40118 was booked"),
+    ],
+)
+def test_a_code_in_any_style_variant_15(a, b):
+    shared = {m for m in mentions(a) & mentions(b) if m.startswith("code:")}
+    assert shared, (sorted(mentions(a)), sorted(mentions(b)))
+
+
+def test_a_piece_of_a_code_is_no_code_and_a_full_name_is_one_clue_variant_15():
+    # 'QX-40' inside 'QX-40-118' and inside its near miss 'QX-40-181' is no shared code
+    assert not mentions("consignment QX-40-118 arrived") & mentions("consignment QX-40-181 left")
+    # a person's two names, and the pair of words they make, are one clue when the full name is
+    shared = sorted(mentions("Tomasz Wierzbicki renewed") & mentions("Tomasz Wierzbicki asked"))
+    assert _distinct(shared, frozenset()) == ["name:tomasz wierzbicki"], shared
+    # the bare number of a numbered thing is that thing
+    shared = sorted(mentions("covers invoice 2291 in full") & mentions("the invoice 2291 refund"))
+    assert _distinct(shared, frozenset()) == ["code:invoice#2291"], shared
+
+
+def test_a_phrase_labelling_another_id_is_no_link_variant_17():
+    """'operator card OC-0613' and 'operator card OC-0631' name two cards: the phrase they share
+    is no evidence; the same phrase before the same id still is."""
+    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
+    query = "Is Benedikt Auer cleared to drive the reach truck?"
+    texts = [
+        "Benedikt Auer was issued operator card OC-0613.",
+        "Operator card OC-0631 was reported lost at the gatehouse.",
+        *fill,
+    ]
+    assert not link_pairs(texts, query)
+    texts[1] = "Operator card OC-0613 was reported lost at the gatehouse."
+    assert [(a, b) for a, b, _, _ in link_pairs(texts, query)] == [(0, 1)]
+
+
+def test_the_querys_subject_links_the_two_facts_about_the_question_variant_16_18():
+    """A control's two facts and a distractor all name the query's subject: the two that say
+    something else the query asks are linked (variant 16 gives the subject its weight between
+    them), and a distractor about nothing else the query asks is not (variant 18)."""
+    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
+    query = "When does the Larkspur choir rehearse this week?"
+    texts = [
+        "The Larkspur choir normally rehearses on Wednesday evenings in the chapel.",
+        "This week the Larkspur choir rehearses on Thursday instead.",
+        "The Larkspur choir is recording a carol album in December.",
+        *fill,
+    ]
+    assert [(a, b) for a, b, _, _ in link_pairs(texts, query)] == [(0, 1)]
+
+
+def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_18():
+    """Section 2.2 with its competitors: `Alice booked the large room` shares only Alice with
+    the chain's first block; linking them lifted the competitor over the chain's last block (the
+    chain was lost, kept on the true edges). Now the induced graph is the true one."""
+    sc = worked_example()
+    ((edges, conf),) = induce_weighted([sc], "mentions")
+    assert set(edges) == set(sc.edges)
+    t = run(sc.with_edges(edges, conf), get_encoder("lexical"), DSGC())
+    assert all(t.kept[sc.ids.index(c)] for c in sc.chain)
+
+
+@pytest.mark.parametrize("tier,n", [("tier_d", 24), ("tier_e", 24), ("tier_f", 24), ("tier_g", 20)])
+def test_a_hand_written_tier_is_its_source_laid_out(tier, n):
+    """data/handwritten/TIER/scenarios.jsonl is compose(source.json): n hand-written scenarios at
+    20 and 50 blocks, the fillers from the tier's one hand-written pool."""
+    from workbench.beyond.tiers import compose
+    from workbench.dsgc.scenario import dumps
+
+    folder = ROOT / "data" / "handwritten" / tier
+    scs = compose(folder / "source.json")
+    assert "".join(dumps(s) + "\n" for s in scs) == (folder / "scenarios.jsonl").read_text()
+    assert len(scs) == 2 * n and {len(s.blocks) for s in scs} == {20, 50}
+    assert {s.regime for s in scs} == {"target", "control"} and len({s.template for s in scs}) == 4
+
+
+# --- variant 19 (made on tier E's first run) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("arrived with tracking number TRK 5530-1178", "TRK55301178 was scanned"),
+        ("shipment SHP-20417 went out", "shipment shp20417 was handed over"),
+        ("filed under INC0048812", "INC-48812 was passed on"),
+    ],
+)
+def test_an_identifier_in_any_style_variant_19(a, b):
+    assert {m for m in mentions(a) & mentions(b) if m.startswith("code:")}
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("tracking number TRK 5530-1178", "tracking number TRK 5530-1187"),  # no piece 'TRK 5530'
+        ("accessioned as lot 88-B-217", "lot 88-B-271 was thawed"),  # no 'lot 88'
+        ("filed as case 2026/AP/0913", "case 2026/AP/0931 was withdrawn"),  # no 'case 2026'
+    ],
+)
+def test_pieces_of_near_miss_identifiers_link_nothing_variant_19(a, b):
+    shared = [m for m in mentions(a) & mentions(b) if not m.startswith("term:")]
+    assert not shared, shared
+
+
+def test_one_word_of_two_full_names_is_no_link_variant_19():
+    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
+    query = "Can Maribel Ortiz isolate the feeder at night?"
+    texts = [
+        "whoever covers Pier Road substation can isolate the feeder alone at night",
+        "the Fenwick crew covers the Pier Lane pumping station",
+        "the Saltmarsh crew now covers the Pier Road substation",
+        "Maribel Ortiz takes over as lead of the Saltmarsh crew",
+        *fill,
+    ]
+    pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
+    assert (0, 2) in pairs and (2, 3) in pairs  # the chain, joined by 'Pier Road', 'Saltmarsh'
+    assert (0, 1) not in pairs and (1, 2) not in pairs  # 'Pier' of 'Pier Lane' is another place
+    assert "name:easter" not in mentions("over the Easter weekend the gym is closed")
+    assert "term:farmers market" in mentions("the farmers' market is held on the square")
+
+
+# --- variant 20 (made on tier F's first run) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("street trading consent ST/2291/F issued", "Consent ST2291F is recorded"),
+        ("model code T14-EDU", "Model t14edu ships with it"),
+        ("temporary event notice TEN-6613", "Notice ten6613 was approved"),  # not 'ten' = 10
+    ],
+)
+def test_identifiers_with_a_letter_suffix_variant_20(a, b):
+    assert {m for m in mentions(a) & mentions(b) if m.startswith("code:")}
+
+
+def test_what_is_not_an_identifier_or_a_name_variant_20():
+    # a numbered thing is not read out of an identifier that goes on after the number
+    assert not mentions("model code T14-EDU here") & mentions("Model code T14-PRO there") - {
+        "term:model code"
+    }
+    # a mixed-case run of letters and digits is an encoding, not an id (two identical screenshots)
+    assert not [m for m in mentions('"image_url": "base64,iVBORw0KGgo="') if "ivbor" in m]
+    # a capitalized word only ever first in its sentence is no name; one said inside is
+    from workbench.beyond.mentions import _scenario_mentions
+
+    ms, qm = _scenario_mentions(
+        ["Works listed under schedule Q may start.", "Works under schedule R may not."],
+        "May Kestrel start work?",
+    )
+    assert not any(m.startswith("name:") for m in ms[0] | ms[1]), (ms, qm)
+    ms, _ = _scenario_mentions(["Kestrel Building Ltd was granted a licence."], "Is Kestrel ready?")
+    assert "name:kestrel" in ms[0]
+
+
+# --- variant 21 (made after tier G's first run) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("deposited as record TH/2019/0447", "Record th-2019-447 was shelved"),  # a padded group
+        ("batch number BW-24-0371", "Batch bw240371 shares"),  # ... still as written whole
+        ("stock number SKU 55-0913-G", "SKU 550913G is booked"),  # a spaced prefix, then whole
+    ],
+)
+def test_identifiers_written_other_ways_variant_21(a, b):
+    assert {m for m in mentions(a) & mentions(b) if m.startswith("code:")}
+
+
+def test_no_phrase_out_of_an_identifier_and_no_name_out_of_a_label_variant_21():
+    shared = mentions("added to group eng-platform-7") & mentions("group eng-platform-17 has")
+    assert not shared, shared  # 'eng platform' is no phrase of its own
+    shared = mentions("the Year 11 chemistry exam") & mentions("the Year 10 chemistry exam")
+    assert "name:year" not in shared and "code:year#11" in mentions("the Year 11 exam")

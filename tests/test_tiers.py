@@ -41,11 +41,15 @@ def test_a_log_becomes_a_scenario_with_the_closures_handle_edges():
     assert tiers.log_scenario(_log(), "t") is None  # nothing needs a handle: nothing to induce
 
 
-def test_every_tier_loads_and_the_blind_ones_are_twenty_blocks():
+def test_every_tier_loads_and_the_blind_ones_are_twenty_or_fifty_blocks():
     hand, sources = tiers.hand_tiers(ROOT / "data" / "handwritten", ROOT / "data" / "logs")
     assert list(hand) == list(sources) and all(hand.values())
     blind = [sc for name, scs in hand.items() if name.startswith("blind") for sc in scs]
-    assert len(blind) == 28 and {len(sc.blocks) for sc in blind} == {20}
+    assert len(blind) == 28 + 2 * (24 + 24 + 24 + 20)  # B, C; D, E, F, G at 20 and 50 blocks
+    for name, scs in hand.items():  # a tier holds one size, the one its name says
+        if name.startswith("blind"):
+            size = 50 if " at 50 blocks" in name else 20
+            assert {len(sc.blocks) for sc in scs} == {size}, name
     for sc in blind:  # each chain is linked k1 <- k2 (<- k3), the chain's own blocks
         assert set(sc.chain) == {b.id for b in sc.blocks if b.kind == "chain"}
         assert len(sc.edges) == len(sc.chain) - 1

@@ -1,14 +1,14 @@
-"""Mention linking: a dependency graph read from what blocks mention, not from how a generator
-phrases them.
+"""Mention linking: a dependency graph read from what blocks mention (`workbench.beyond.reading`
+reads the mentions), not from how a generator phrases them.
 
-A block's *mentions* are the rare things it names: codes and ids (`K-0421`, `k0421`, `RT 512`,
-`job_7f3a2c`, in any casing or separator style, and a code spelled in words: `R T five twelve`),
-proper names (`Marek`, `Lisbon`), numbers with units (`$4,500`, `4500 dollars`) and content-word
-pairs (`relay profile`). Two blocks that share a mention are linked, weighted by how rare the
-mention is within the scenario (an inverse document frequency over its blocks): a mention in
-two blocks of twenty links them strongly, one in most blocks not at all. A mention the query
-also names is an anchor, not a bridge: it counts half (two blocks about the query's subject are
-not thereby about each other).
+Two blocks that share a mention are linked, weighted by how rare the mention is within the
+scenario (an inverse document frequency over its blocks): a mention in two blocks of twenty links
+them strongly, one in most blocks not at all. A mention the query also names is an anchor, not a
+bridge: it counts half (two blocks about the query's subject are not thereby about each other),
+and it links two blocks only when both say something else the query asks. What looks shared and
+is not is no evidence: a phrase labelling a different identifier in each block, one word of two
+different full names. The calibration record (data/calibration/inducer.md) gives every rule's
+reason and what it did on every tier.
 
 Direction (mention order first, the query second): an edge points from the dependent to the
 block it needs. A block introduces what it names late and builds on what it names first ("Alice
@@ -27,210 +27,15 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-# --- number words ------------------------------------------------------------------------------
-
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen".split()
-    )
-}
-_UNITS["oh"] = 0
-_TENS = {
-    w: 10 * (i + 2)
-    for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
-}
-_SCALES = {"hundred": 100, "thousand": 1000}
-_NUMWORD = re.compile(
-    r"\b(?:" + "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True)) + r")"
-    r"(?:[\s-]+(?:"
-    + "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
-    + r"))*\b",
-    re.I,
+from workbench.beyond.reading import (
+    _INNER,
+    _STOP,
+    _WORD,
+    _canon,
+    mentions,
+    positions,
+    spell_numbers,
 )
-
-
-def _number_value(words: list[str]) -> str:
-    """Digits for a run of number words: digit by digit when every word is a single digit
-    ('four two one' -> '421', 'oh seven' -> '07'), else the value ('forty-seven' -> '47',
-    'five hundred twelve' -> '512'; 'five twelve', two numbers said in a row, -> '512')."""
-    if len(words) > 1 and all(w in _UNITS and _UNITS[w] < 10 for w in words):
-        return "".join(str(_UNITS[w]) for w in words)
-    parts, total, current = [], 0, None
-    for w in words:
-        if w in _SCALES:
-            current = (current or 1) * _SCALES[w]
-            if _SCALES[w] == 1000:
-                total, current = total + current, None
-            continue
-        v = _UNITS.get(w, _TENS.get(w))
-        if current is not None and (current % 100 == 0 and current >= 100):
-            current += v  # 'five hundred' + 'twelve'
-        elif current is not None and current % 10 == 0 and current >= 20 and v < 10:
-            current += v  # 'forty' + 'seven'
-        elif current is not None:
-            parts.append(str(total + current))  # two numbers said in a row: 'five twelve'
-            total, current = 0, v
-        else:
-            current = v
-    if current is not None or total:
-        parts.append(str(total + (current or 0)))
-    return "".join(parts)
-
-
-def spell_numbers(text: str) -> str:
-    """The text with runs of number words written as digits ('ticket five twelve' -> 'ticket 512')."""
-
-    def sub(m: re.Match) -> str:
-        words = [w.lower() for w in re.split(r"[\s-]+", m.group(0)) if w]
-        if len(words) == 1 and words[0] in ("one", "oh"):
-            return m.group(0)  # 'one' and 'oh' alone are words, not numbers
-        return _number_value(words)
-
-    return _NUMWORD.sub(sub, text)
-
-
-# --- mentions ------------------------------------------------------------------------------------
-
-_STOP = frozenset(
-    """a an the and or but if of to in on at by for from with without into onto under over as is
-    are was were be been being has have had do does did can could may might must shall should will
-    would this that these those it its their there here what which who whom whose when where why
-    how all any each every some no not only also just than then so such very more most less least
-    before after again per via about above below between up down out off new old same other our
-    your my his her we they you i he she them us me""".split()
-)
-_CALENDAR = (
-    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
-    "June July August September October November December"
-).split()
-# words of time and frequency: a pair with one ('last year', 'next week', 'monday mornings')
-# dates a block but names no entity of a chain (variant 14, data/calibration/inducer.md)
-_WHEN = frozenset(
-    """today tonight tomorrow yesterday ago last next later earlier soon since until year years
-    month months week weeks day days daily weekly monthly yearly annual annually morning mornings
-    evening evenings night nights hour hours minute minutes season""".split()
-)
-_CAPSTOP = frozenset(s.capitalize() for s in _STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
-_CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
-# a code: letters then digits ('RT-512', 'k0421', 'Q47'; uppercase letters when a space
-# separates them: 'RT 512'), digits then letters ('4B'), or a word joined to hex ('job_7f3a2c')
-_CODE = re.compile(
-    r"\b([A-Za-z]{1,4})[-_./]?(\d{1,8})\b|\b([A-Z]{1,4}) (\d{1,8})\b|\b(\d{1,6})[-_]?([A-Za-z]{1,2})\b"
-)
-_CAPSID = re.compile(r"\b[A-Z]{1,3}-[A-Z]{2,5}\b")  # letters only, in capitals: 'G-LRKB', 'MP-AUR'
-_HEXID = re.compile(r"\b([a-z]{2,8})[_-]([0-9a-f]{4,})\b", re.I)
-# a compound identifier: parts joined by - _ / with a digit somewhere ('FF_LOGIN_V2',
-# 'ff-login-v2', '77-3019'), or a lowercase path ('rel/stellar'): written without separators
-_COMPOUND = re.compile(r"(?<![\w/-])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+(?![\w/-])")
-_UNIT_WORDS = {
-    "dollars": "usd", "dollar": "usd", "usd": "usd", "$": "usd", "euros": "eur", "eur": "eur",
-    "kilopascals": "kpa", "kpa": "kpa", "percent": "pct", "%": "pct", "gb": "gb", "mb": "mb",
-    "ms": "ms", "seconds": "s", "minutes": "min", "hours": "h", "days": "d", "kg": "kg",
-}  # fmt: skip
-_UNIT_AFTER = re.compile(
-    r"\s*(?:" + "|".join(map(re.escape, sorted(_UNIT_WORDS, key=len, reverse=True))) + r")\b", re.I
-)
-_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
-_QUANTITY = re.compile(
-    r"\b(\d[\d,]*(?:\.\d+)?)\s*(" + "|".join(map(re.escape, _UNIT_WORDS)) + r")\b", re.I
-)
-_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
-# a number and the word after it: what the number counts or measures, when that word is a unit,
-# a month or a plural ('412 tickets', '58 percent', '3 March', '$950' is 'usd'; not '6 read')
-_COUNTED = re.compile(r"(?:\$\s?\d[\d,]*(?:\.\d+)?()|\b\d[\d,]*(?:\.\d+)?\s*(%|[A-Za-z]{2,}))")
-_MONTHS = frozenset(m.lower() for m in _CALENDAR[7:])
-# a numbered thing: the word before a number names what it numbers ('Unit 3' / 'unit three');
-# with a code's letters between, the two words before it do ('loading sheet LS-88' / 'Loading
-# sheet 88', but not 'clearance level V6' / 'parking level six'); a number with a unit after it
-# is a quantity instead
-_NUMBERED = re.compile(
-    r"\b(?:([A-Za-z]{3,})\s+)?([A-Za-z]{3,})\s+([A-Za-z]{1,4}[-_./]?)?(\d{1,4})\b(?![.,]\d)"
-)
-# a lone capital after a lowercase word names something: 'bundle M', 'clearance N', 'plan B'
-_LETTER = re.compile(r"(?<=[a-z] )([A-Z])\b(?![.'’/_-]\w)")  # not the letter of 'S/450'
-_WORD = re.compile(r"[a-z]+")
-
-
-def _digits(s: str) -> str:
-    s = s.replace(",", "")
-    return str(int(float(s))) if re.fullmatch(r"\d+(?:\.0+)?", s) else s
-
-
-def mentions(text: str) -> frozenset[str]:
-    """The normalized mentions of a text: 'code:rt512', 'name:marek', 'qty:4500usd',
-    'num:512', 'term:relay profile'."""
-    return frozenset(positions(text))
-
-
-@lru_cache(maxsize=1 << 16)
-def positions(text: str) -> dict[str, float]:
-    """Each mention of a text with where it first appears (0 = the start, 1 = the end)."""
-    t = spell_numbers(text)
-    found: dict[str, int] = {}
-
-    def add(m: str, at: int) -> None:  # a mention, at its first place in the text
-        if m not in found or at < found[m]:
-            found[m] = at
-
-    for m in _COMPOUND.finditer(t):
-        raw = m.group(0)
-        if re.search(r"\d", raw) or ("/" in raw and raw.islower()):
-            joined = re.sub(r"[-_/]", "", raw).lower()
-            add(("num:" + str(int(joined))) if joined.isdigit() else f"code:{joined}", m.start())
-    for m in _CAPSID.finditer(t):
-        add(f"code:{m.group(0).replace('-', '').lower()}", m.start())
-    for m in _HEXID.finditer(t):
-        add(f"code:{m.group(1).lower()}{m.group(2).lower()}", m.start())
-    for m in _CODE.finditer(t):
-        if m.group(1):
-            letters, digits = m.group(1), m.group(2)
-            joined = not re.search(r"[-_./]", m.group(0))
-            if letters.islower() and joined and (len(letters) > 2 or letters in _STOP):
-                continue  # 'is45', 'at10' are not codes; 'A24', 'rt-512', 'k0421' are
-        elif m.group(3):
-            letters, digits = m.group(3), m.group(4)
-        else:
-            letters, digits = m.group(6), m.group(5)
-            if letters.lower() in ("st", "nd", "rd", "th", "am", "pm", "s", "x"):
-                continue
-        add(f"code:{letters.lower()}{int(digits)}", m.start())
-    for m in _MONEY.finditer(t):
-        add(f"qty:{_digits(m.group(1))}usd", m.start())
-    for m in _QUANTITY.finditer(t):
-        add(f"qty:{_digits(m.group(1))}{_UNIT_WORDS[m.group(2).lower()]}", m.start())
-    for m in _COUNTED.finditer(t):  # what a number measures: a value and its limit share it
-        unit = "$" if m.group(1) is not None else m.group(2).lower()
-        if unit in _UNIT_WORDS or unit in _MONTHS or unit.endswith("s") and len(unit) > 3:
-            add(f"dim:{_UNIT_WORDS.get(unit) or unit.rstrip('s')}", m.start())
-    for m in re.finditer(r"\b\d[\d,]{2,}\b", t):  # bare numbers of three digits or more
-        add(f"num:{_digits(m.group(0))}", m.start())
-    for m in _NUMBERED.finditer(t):
-        first, label, letters, n = m.group(1), m.group(2).lower(), m.group(3), int(m.group(4))
-        if label in _STOP or _UNIT_AFTER.match(t, m.end()):
-            continue
-        if not letters:
-            add(f"code:{label}#{n}", m.start(2))
-        if first and first.lower() not in _STOP:
-            add(f"code:{first.lower()} {label}#{n}", m.start())
-    for m in _NAME.finditer(t):
-        if m.group(0) not in _CAPSTOP:
-            add(f"name:{m.group(0).lower()}", m.start())
-    for m in _LETTER.finditer(t):
-        if m.group(1) not in ("I", "A"):
-            add(f"code:{m.group(1).lower()}", m.start())
-    words = list(re.finditer(r"[a-z]+", t.lower()))
-    for a, b in zip(words, words[1:], strict=False):
-        x, y = a.group(0), b.group(0)
-        if t[a.end() : b.start()].strip(" -"):
-            continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
-        if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
-            if x not in _WHEN and y not in _WHEN:
-                add(f"term:{x} {y}", a.start())
-    n = max(len(t), 1)
-    return {m: at / n for m, at in found.items()}
-
 
 # --- links ---------------------------------------------------------------------------------------
 
@@ -288,7 +93,7 @@ def _weights(
         anchor = m in query
         if m.startswith("term:"):
             inq = [w in qwords for w in m[5:].split()]
-            if all(inq):
+            if all(inq):  # the query's own phrase is its topic, not a link
                 continue
             anchor = anchor or any(inq)
         w = 1.0 / (d - 1)  # two blocks: a link of its own; each further block shares it
@@ -302,9 +107,23 @@ def _scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str
     scenario (a capitalized word that also appears in lowercase, e.g. a sentence's first word)."""
     lower = {w for t in (*texts, query) for w in _WORD.findall(t)}
     drop = {f"name:{w}" for w in lower}
+    # names said somewhere inside a sentence; a capitalized word only ever first in its
+    # sentence ('Works listed under ...', 'Operators in band K ...') is no name (variant 20)
+    inner = set()
+    for t in (*texts, query):
+        for m in _INNER.finditer(t):
+            words = re.split(r"[ -]", m.group(0).lower())
+            inner.update(words)
+            inner.update(
+                " ".join(words[i:j])
+                for i in range(len(words))
+                for j in range(i + 2, len(words) + 1)
+            )
 
     def keep(ms: frozenset[str]) -> frozenset[str]:
-        return frozenset(m for m in ms if m not in drop)
+        return frozenset(
+            m for m in ms if m not in drop and (not m.startswith("name:") or m[5:] in inner)
+        )
 
     return [keep(mentions(t)) for t in texts], keep(mentions(query))
 
@@ -328,15 +147,25 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
         for k, a in enumerate(hs):
             for b in hs[k + 1 :]:
                 evidence.setdefault((a, b), []).append(x)
+    focus = _focus(texts, query, holders, qm, w)
+    about = _About(texts, query)
+    qwords = _query_words(query)
     scored = []
     for (a, b), xs in evidence.items():
-        xs = _distinct(xs, qm)
-        miss = 1.0
-        for x in xs:
-            miss *= 1.0 - w[x]
-        c = 1.0 - miss
+        xs = [
+            x
+            for x in _distinct(xs, qm)
+            if not _labels_differ(x, texts[a], texts[b]) and not _names_differ(x, ms[a], ms[b])
+        ]
+        if xs and all(_anchor(x, qm, qwords) for x in xs) and not about.both(a, b, xs):
+            continue  # both about the query's subject, one about nothing else the query asks
+        plain = 1.0 - math.prod(1.0 - w[x] for x in xs)
+        c = 1.0 - math.prod(
+            1.0 - (focus[x][1] if focus.get(x, (None,))[0] == (a, b) else w[x]) for x in xs
+        )
         if c >= MIN_CONFIDENCE:
-            scored.append((a, b, c, tuple(sorted(xs))))
+            scored.append((a, b, c, tuple(sorted(xs)), plain >= MIN_CONFIDENCE))
+    scored = [p[:4] for p in scored]
     # strongest first; at equal confidence (two certain links), the pair sharing more evidence
     scored.sort(key=lambda p: (-p[2], -sum(w[x] for x in p[3]), p[0], p[1]))
     links: dict[int, int] = {}
@@ -350,17 +179,115 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     return sorted(p for p in out if dist[p[0]] < math.inf or any(map(_OPAQUE.match, p[3])))
 
 
+def _anchor(x: str, qm: frozenset[str], qwords: frozenset[str]) -> bool:
+    """Does the query name this mention (or, for a term, one of its words)?"""
+    return x in qm or (x.startswith("term:") and any(w in qwords for w in x[5:].split()))
+
+
+_LABELLED = r"\s+([A-Za-z#]*[-/]?\d[\w/.-]*|[A-Z]{1,4}[-/]?\d[\w/.-]*)"  # the id after a label
+
+
+@lru_cache(maxsize=1 << 12)
+def _label(term: str) -> re.Pattern:
+    words = term.split()
+    return re.compile(r"\b" + r"[\s-]+".join(map(re.escape, words)) + _LABELLED, re.I)
+
+
+def _names_differ(x: str, ma: frozenset[str], mb: frozenset[str]) -> bool:
+    """A name word each block says as part of a different full name ('Pier Road' and 'Pier
+    Lane', 'Judge Okonjo' and 'Judge Okafor') names two things: no evidence (variant 19)."""
+    if not x.startswith("name:") or " " in x:
+        return False
+    w = x[5:]
+    fa = {m for m in ma if m.startswith("name:") and " " in m and w in m[5:].split()}
+    fb = {m for m in mb if m.startswith("name:") and " " in m and w in m[5:].split()}
+    return bool(fa) and bool(fb) and not fa & fb
+
+
+def _labels_differ(x: str, a: str, b: str) -> bool:
+    """A shared phrase that labels a different identifier in each block ('operator card OC-0613'
+    and 'operator card OC-0631', 'signing key SK-58' and 'SK-85') names two things of one kind,
+    not one thing: no evidence of a link (variant 17)."""
+    if not x.startswith("term:"):
+        return False
+    label = _label(x[5:])
+    ma, mb = label.search(spell_numbers(a)), label.search(spell_numbers(b))
+    return bool(ma and mb) and _canon(ma.group(1)) != _canon(mb.group(1))
+
+
+def _stem(word: str) -> str:
+    """A word without its commonest ending ('rehearses', 'rehearse' -> 'rehears')."""
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def _stems(text: str) -> frozenset[str]:
+    """A text's content words, stemmed."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
+
+
+class _About:
+    """What each block says of the query: the query's content words (stemmed) it uses."""
+
+    def __init__(self, texts: list[str], query: str):
+        self.texts, self.q = texts, _stems(query)
+
+    def beyond(self, i: int, xs) -> int:
+        """How many of the query's words block i uses besides those of the mentions xs."""
+        own = frozenset().union(*(_stems(x.split(":", 1)[1]) for x in xs))
+        return len((_stems(self.texts[i]) & self.q) - own)
+
+    def both(self, a: int, b: int, xs) -> bool:
+        """Do both blocks say something the query asks besides what they share (variant 18: a
+        pair joined only by the query's subject, one of them about nothing else of the query,
+        is a distractor beside a fact, not two facts the answer combines)?"""
+        return self.beyond(a, xs) > 0 and self.beyond(b, xs) > 0
+
+
+def _focus(texts, query, holders, qm, w) -> dict:
+    """For a mention the query names that three or more blocks hold (the query's subject, named
+    by the facts the answer combines and by distractors alike; or, in any number of blocks, the
+    query's own phrase, which alone links nothing): the two holders that say most about the
+    query besides it, if two stand out, and the weight the mention has between them: as if they
+    alone held it, as one the query names (variants 16 and 19)."""
+    about = _About(texts, query)
+    out = {}
+    for x, hs in holders.items():
+        if x not in qm or len(hs) < 3:
+            continue
+        ranked = sorted(((about.beyond(i, [x]), i) for i in hs), reverse=True) + [(0, -1)]
+        if ranked[1][0] > ranked[2][0] and ranked[1][0] > 0:
+            pair = tuple(sorted((ranked[0][1], ranked[1][1])))
+            out[x] = (pair, ANCHOR * (TERM if x.startswith(("term:", "dim:")) else 1.0))
+    return out
+
+
 def _distinct(xs: list[str], query: frozenset[str]) -> list[str]:
-    """The shared mentions as evidence: a numbered thing ('sheet#88') that a shared code already
-    carries ('ls88', 'k47' beside 'bundle#47') is the same clue, counted once; what two numbers
-    measure counts only beside a mention of the query's subject."""
+    """The shared mentions as evidence, each clue once: a numbered thing ('sheet#88') that a
+    shared code already carries ('ls88', 'k47' beside 'bundle#47') is that code; a bare number
+    that a shared numbered thing carries ('2291' of 'invoice 2291') is that thing; a person's or
+    a place's words ('tomasz', 'wierzbicki', the pair 'tomasz wierzbicki') are the full name
+    when that is shared (variant 15); what two numbers measure counts only beside a mention of
+    the query's subject."""
     nums = {re.sub(r"^[a-z]+", "", x[5:]) for x in xs if x.startswith("code:") and "#" not in x}
+    numbered = {x.split("#")[1] for x in xs if "#" in x}
+    names = {x[5:] for x in xs if x.startswith("name:")}
+    in_full = {w for n in names if " " in n for w in n.split()}
     subject = any(x in query for x in xs if x.startswith(("code:", "name:", "num:", "qty:")))
-    return [
-        x
-        for x in xs
-        if ("#" not in x or x.split("#")[1] not in nums) and (subject or not x.startswith("dim:"))
-    ]
+
+    def same_as_another(x: str) -> bool:
+        if "#" in x and x.split("#")[1] in nums:
+            return True
+        if x.startswith("num:") and x[4:] in numbered:
+            return True
+        if x.startswith("name:") and " " not in x and x[5:] in in_full:
+            return True
+        return x.startswith("term:") and all(w in names for w in x[5:].split())
+
+    return [x for x in xs if not same_as_another(x) and (subject or not x.startswith("dim:"))]
 
 
 def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs) -> list[float]:

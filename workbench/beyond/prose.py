@@ -302,3 +302,39 @@ def tier_summary(tier: pd.DataFrame) -> str:
             flag = f" - **below similarity-only on: {', '.join(below)}**" if below else ""
             lines.append(f"    - `{g}`: {parts}{flag}")
     return "\n".join(lines)
+
+
+# the issue's bar for an inducer on scenarios written by others (issue 19), at 20 blocks
+BAR = {"precision": 0.6, "recall": 0.8, "target": 0.8, "control": 0.9}
+
+
+def first_runs_summary(first: pd.DataFrame, size: int = 20) -> str:
+    """Each hand-written tier's first run (recorded in data/calibration/inducer_first_runs.csv):
+    pair precision and recall pooled over its regimes, what DSGC over the induced edges kept of
+    the targets and the controls beside the true edges and similarity-only, and which parts of
+    the issue's bar (`BAR`) that run met."""
+    lines = []
+    for tier, t in first[first["size"] == size].groupby("tier", sort=False):
+        induced = t.pairs_per_scenario * t.scenarios
+        true = t.true_pairs_per_scenario * t.scenarios
+        hit = induced * t.pair_precision
+        p, r = hit.sum() / induced.sum(), hit.sum() / true.sum()
+        by = t.set_index("regime")
+        tg, ct = by.loc["target"], by.loc["control"]
+        met = {
+            "precision": p >= BAR["precision"],
+            "recall": r >= BAR["recall"],
+            "targets": tg.retention >= BAR["target"],
+            "controls": ct.retention >= BAR["control"],
+            "never below similarity-only": all(by.retention >= by.retention_similarity),
+        }
+        missed = [k for k, ok in met.items() if not ok]
+        lines.append(
+            f"- **{tier}** (written {t.written.iloc[0]}; the inducer at {t.inducer.iloc[0]}): "
+            f"pairs precision {p:.2f}, recall {r:.2f}; targets kept {tg.retention:.2f} (true "
+            f"edges {tg.retention_true_edges:.2f}, similarity-only "
+            f"{tg.retention_similarity:.2f}), controls {ct.retention:.2f} (similarity-only "
+            f"{ct.retention_similarity:.2f}) - "
+            + ("the bar met whole" if not missed else f"**the bar missed on {', '.join(missed)}**")
+        )
+    return "\n".join(lines)

@@ -18,6 +18,7 @@ order-aware to refuse an eviction.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import pandas as pd
 from workbench.beyond import studies
 from workbench.closure.logs import heldout_logs, load
 from workbench.closure.logtypes import Log
+from workbench.common.seeds import Draw
 from workbench.dsgc.generator import worked_example
 from workbench.dsgc.scenario import Block, Scenario, load_scenarios
 
@@ -87,6 +89,47 @@ def closure_logs(folder: str | os.PathLike) -> list[tuple[str, Log]]:
     return held + [(p.stem, load(p)) for p in mine]
 
 
+def compose(source: str | os.PathLike, sizes=(20, 50)) -> list[Scenario]:
+    """A hand-written tier laid out as scenarios (tier D, `data/handwritten/tier_d/source.json`):
+    each scenario's chain (each block depending on the one before), its distractors and the
+    fillers it needs, taken in turn from the tier's one pool (the k-th scenario from pool place
+    17k), shuffled into a store order drawn from its name and size; one scenario a size."""
+    src = json.loads(Path(source).read_text(encoding="utf-8"))
+    pool = src["fillers"]
+    out = []
+    for k, s in enumerate(src["scenarios"]):
+        chain = [Block(f"c{i + 1}", t, "chain") for i, t in enumerate(s["chain"])]
+        near = [Block(f"h{i + 1}", t, "honeypot") for i, t in enumerate(s["distractors"])]
+        for n in sizes:
+            m = n - len(chain) - len(near)
+            fill = [Block(f"f{i + 1}", pool[(17 * k + i) % len(pool)]) for i in range(m)]
+            blocks = tuple(Draw("tier", s["name"], n).shuffle([*chain, *near, *fill]))
+            edges = tuple((chain[i + 1].id, chain[i].id) for i in range(len(chain) - 1))
+            out.append(
+                Scenario(
+                    f"{s['template']}/{s['name']}/blocks={n}",
+                    s["query"],
+                    blocks,
+                    edges,
+                    tuple(b.id for b in chain),
+                    s["template"],
+                    s["regime"],
+                    None,
+                    s.get("answer"),
+                )
+            )
+    return out
+
+
+# the hand-written tiers laid out at 20 and 50 blocks (`compose`), and what each first run led to
+LAID_OUT = (
+    ("D", "tier_d", "tuned on: variants 15-18"),
+    ("E", "tier_e", "tuned on: variant 19"),
+    ("F", "tier_f", "tuned on: variant 20"),
+    ("G", "tier_g", "variant 21 after its first run"),
+)
+
+
 def hand_tiers(handwritten: str | os.PathLike, logs: str | os.PathLike) -> tuple[dict, dict]:
     """(tier name -> scenarios, tier name -> where its text comes from) for every tier the
     generator did not write: the hand-written files under `handwritten`, the worked example and
@@ -105,6 +148,19 @@ def hand_tiers(handwritten: str | os.PathLike, logs: str | os.PathLike) -> tuple
             load_scenarios(hw / "blind2" / "scenarios.jsonl"),
             "data/handwritten/blind2/README.md: written by hand after that, two fixes after its run",
         ),
+        **{
+            f"blind {name} at {n} blocks ({how})": (
+                [
+                    sc
+                    for sc in load_scenarios(hw / folder / "scenarios.jsonl")
+                    if len(sc.blocks) == n
+                ],
+                f"data/handwritten/{folder}/README.md: written by hand before any inducer ran on "
+                f"it, measured once, then {how}",
+            )
+            for name, folder, how in LAID_OUT
+            for n in (20, 50)
+        },
         "worked example": (
             [worked_example()],
             "the paper's section 2.2 chain (workbench.dsgc.generator.worked_example)",
