@@ -40,6 +40,7 @@ def all_tiers() -> dict:
         "E": lambda: load_scenarios(hw / "tier_e" / "scenarios.jsonl"),
         "F": lambda: load_scenarios(hw / "tier_f" / "scenarios.jsonl"),
         "G": lambda: load_scenarios(hw / "tier_g" / "scenarios.jsonl"),
+        "H": lambda: load_scenarios(hw / "tier_h" / "scenarios.jsonl"),
         "worked": lambda: [worked_example()],
         "logs": lambda: tiers.log_tier(tiers.closure_logs(ROOT / "data" / "logs")),
     }

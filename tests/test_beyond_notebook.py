@@ -125,7 +125,7 @@ def test_induced_numbers(executed):
     assert len(preds) == 6 and "a missing edge reduces DSGC to the similarity ranking" not in preds
     hw = rec["handwritten"]  # tier/regime/graph -> [retention, pair precision, pair recall]
     tiers = {k.split("/")[0] for k in hw}
-    assert {"hand-written (tuned on)", "worked example", "agent logs"} <= tiers and len(tiers) == 13
+    assert {"hand-written (tuned on)", "worked example", "agent logs"} <= tiers and len(tiers) == 15
     for regime in ("target", "control"):  # the tier it was tuned on: never below similarity-only
         tuned = "hand-written (tuned on)"
         assert hw[f"{tuned}/{regime}/mentions"][0] >= hw[f"{tuned}/{regime}/none"][0]

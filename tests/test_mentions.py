@@ -259,7 +259,9 @@ def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_1
     assert all(t.kept[sc.ids.index(c)] for c in sc.chain)
 
 
-@pytest.mark.parametrize("tier,n", [("tier_d", 24), ("tier_e", 24), ("tier_f", 24), ("tier_g", 20)])
+@pytest.mark.parametrize(
+    "tier,n", [("tier_d", 24), ("tier_e", 24), ("tier_f", 24), ("tier_g", 20), ("tier_h", 20)]
+)
 def test_a_hand_written_tier_is_its_source_laid_out(tier, n):
     """data/handwritten/TIER/scenarios.jsonl is compose(source.json): n hand-written scenarios at
     20 and 50 blocks, the fillers from the tier's one hand-written pool."""

@@ -127,6 +127,7 @@ LAID_OUT = (
     ("E", "tier_e", "tuned on: variant 19"),
     ("F", "tier_f", "tuned on: variant 20"),
     ("G", "tier_g", "variant 21 after its first run"),
+    ("H", "tier_h", "nothing changed after its one run"),
 )
 
 
