@@ -29,6 +29,12 @@ from workbench.dsgc.trace import run
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDWRITTEN = ROOT / "data" / "handwritten" / "scenarios.jsonl"
+FILL = [f"Note {k} about the canteen menu this week." for k in range(16)]  # a store around them
+
+
+def linked(texts: list[str], query: str) -> set[tuple[int, int]]:
+    """The pairs the inducer links among `texts` (first in a store of sixteen fillers)."""
+    return {(a, b) for a, b, _, _ in link_pairs([*texts, *FILL], query)}
 
 
 @pytest.mark.parametrize(
@@ -75,16 +81,13 @@ def test_what_numbers_measure_links_a_value_to_its_limit_only_about_the_subject(
     assert _distinct(["dim:ticket", "name:lantern"], subject) == ["dim:ticket", "name:lantern"]
     assert _distinct(["dim:ticket", "term:sold out"], subject) == ["term:sold out"]
     assert _distinct(["code:ls88", "code:loading sheet#88"], subject) == ["code:ls88"]
-    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
     texts = [
         "The Lantern Theatre has sold 412 tickets for Saturday.",
         "The Lantern Theatre opens its balcony once sales pass 400 tickets.",
         "The Regent Theatre has sold 380 tickets.",
         "Ticket news from the Lantern Theatre bar.",
-        *fill,
     ]
-    query = "Has the Lantern Theatre sold enough tickets to open the balcony?"
-    pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
+    pairs = linked(texts, "Has the Lantern Theatre sold enough tickets to open the balcony?")
     assert (0, 1) in pairs and (0, 2) not in pairs and (1, 2) not in pairs
 
 
@@ -221,31 +224,26 @@ def test_a_piece_of_a_code_is_no_code_and_a_full_name_is_one_clue_variant_15():
 def test_a_phrase_labelling_another_id_is_no_link_variant_17():
     """'operator card OC-0613' and 'operator card OC-0631' name two cards: the phrase they share
     is no evidence; the same phrase before the same id still is."""
-    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
     query = "Is Benedikt Auer cleared to drive the reach truck?"
     texts = [
         "Benedikt Auer was issued operator card OC-0613.",
         "Operator card OC-0631 was reported lost at the gatehouse.",
-        *fill,
     ]
-    assert not link_pairs(texts, query)
+    assert not linked(texts, query)
     texts[1] = "Operator card OC-0613 was reported lost at the gatehouse."
-    assert [(a, b) for a, b, _, _ in link_pairs(texts, query)] == [(0, 1)]
+    assert linked(texts, query) == {(0, 1)}
 
 
 def test_the_querys_subject_links_the_two_facts_about_the_question_variant_16_18():
     """A control's two facts and a distractor all name the query's subject: the two that say
     something else the query asks are linked (variant 16 gives the subject its weight between
     them), and a distractor about nothing else the query asks is not (variant 18)."""
-    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
-    query = "When does the Larkspur choir rehearse this week?"
     texts = [
         "The Larkspur choir normally rehearses on Wednesday evenings in the chapel.",
         "This week the Larkspur choir rehearses on Thursday instead.",
         "The Larkspur choir is recording a carol album in December.",
-        *fill,
     ]
-    assert [(a, b) for a, b, _, _ in link_pairs(texts, query)] == [(0, 1)]
+    assert linked(texts, "When does the Larkspur choir rehearse this week?") == {(0, 1)}
 
 
 def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_18():
@@ -304,16 +302,13 @@ def test_pieces_of_near_miss_identifiers_link_nothing_variant_19(a, b):
 
 
 def test_one_word_of_two_full_names_is_no_link_variant_19():
-    fill = [f"Note {k} about the canteen menu this week." for k in range(16)]
-    query = "Can Maribel Ortiz isolate the feeder at night?"
     texts = [
         "whoever covers Pier Road substation can isolate the feeder alone at night",
         "the Fenwick crew covers the Pier Lane pumping station",
         "the Saltmarsh crew now covers the Pier Road substation",
         "Maribel Ortiz takes over as lead of the Saltmarsh crew",
-        *fill,
     ]
-    pairs = {(a, b) for a, b, _, _ in link_pairs(texts, query)}
+    pairs = linked(texts, "Can Maribel Ortiz isolate the feeder at night?")
     assert (0, 2) in pairs and (2, 3) in pairs  # the chain, joined by 'Pier Road', 'Saltmarsh'
     assert (0, 1) not in pairs and (1, 2) not in pairs  # 'Pier' of 'Pier Lane' is another place
     assert "name:easter" not in mentions("over the Easter weekend the gym is closed")

@@ -395,6 +395,20 @@ def test_a_notebook_the_room_cannot_read_is_a_clear_error(tmp_path):
         read_page(tmp_path / "missing.ipynb")
     with pytest.raises(PageError, match="explorer\\(other\\): other is not built"):
         read_page(notebook(params, code("explorer(other)")))
+    # `make app` with such a notebook says so, naming the file and the cell, and serves nothing
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    (folder / "05_explorer.ipynb").write_text(
+        notebook(params, code("state = Setting(NOPE)")).read_text()
+    )
+    (folder / "06_workshop.ipynb").write_text("{}")
+    err = subprocess.run(
+        [sys.executable, "-m", "workbench.explore.app", f"--notebooks={folder}", "--no-warm-cache"],
+        capture_output=True,
+        text=True,
+    )
+    assert err.returncode == 2 and "05_explorer.ipynb: cell 1: NOPE" in err.stderr
+    assert "Traceback" not in err.stderr
     md = {"cell_type": "markdown", "source": "# T\n\n<script>alert(1)</script> *x*", "metadata": {}}
     page = read_page(notebook(md))
     assert "<script>" not in page.sections[0].arg and "&lt;script&gt;" in page.sections[0].arg

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from workbench.common.encoders import EncoderUnavailable, default_cache_dir, get_encoder
+from workbench.common.io import InputError
 from workbench.explore import server, sessions
 from workbench.explore.explorer import every_text
 
@@ -255,7 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.seats < 1:
         ap.error("--seats must be at least 1")
-    pages = server.room_pages(a.notebooks)
+    try:
+        pages = server.room_pages(a.notebooks)
+    except InputError as e:  # a notebook the room cannot read as a page: say which, and where
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if not a.no_warm_cache:
         warm_room_cache()
     token = room_token(a.token)

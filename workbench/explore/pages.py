@@ -76,9 +76,6 @@ class Page:
         except TypeError as e:
             raise PageError(f"{cls.__name__}{args}: {e}", path=self.name) from None
 
-    def live(self, kind: str) -> list[Section]:
-        return [s for s in self.sections if s.kind == kind]
-
     def __repr__(self) -> str:
         return f"Page({self.name}: {len(self.sections)} sections)"
 

@@ -84,7 +84,6 @@ class Seat:
     kind: str
     taken: float
     socket: Socket | None = None
-    connected: float | None = None
 
     def __repr__(self) -> str:
         return f"Seat({self.kind}, {'connected' if self.socket else 'waiting'})"
@@ -378,9 +377,6 @@ class Socket(tornado.websocket.WebSocketHandler):
             self.room.counts["refused: no token"] += 1
             raise tornado.web.HTTPError(403)
 
-    def check_origin(self, origin: str) -> bool:
-        return super().check_origin(origin)  # same host only
-
     def open(self, sid: str) -> None:
         seat = self.room.taken.get(sid)
         if seat is None or seat.socket is not None:  # freed while the page loaded, or a 2nd tab
@@ -389,7 +385,7 @@ class Socket(tornado.websocket.WebSocketHandler):
                 self.write_message({"type": "full"})
                 self.close(4000, "the room is full")
                 return
-        seat.socket, seat.connected = self, time.monotonic()
+        seat.socket = self  # (tornado checks the websocket's Origin is this host)
         self.seat = seat
         self.worker = asyncio.ensure_future(self._answer())
 
@@ -509,7 +505,6 @@ def application(room: Room) -> tornado.web.Application:
         websocket_ping_interval=room.ping,
         websocket_ping_timeout=room.ping,
         websocket_max_message_size=MAX_MESSAGE,
-        xheaders=False,
     )
 
 

@@ -131,3 +131,6 @@ export default {
     key = traitlets.Unicode("").tag(sync=True)
     state = traitlets.Dict().tag(sync=True)  # kernel -> page: what to keep
     restored = traitlets.Dict().tag(sync=True)  # page -> kernel: what was kept
+
+    def __repr__(self) -> str:  # stable: a stored notebook output shows it (no address)
+        return f"Memory({self.key})"
