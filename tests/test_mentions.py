@@ -162,6 +162,18 @@ def test_induce_by_default_reads_mentions_and_reports(tmp_path, capsys):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(len(r["edge_confidence"]) == len(r["edges"]) for r in rows)
     assert rows[0]["induced"]["method"] == "mentions" and "given_edges" in rows[0]
+    # a file whose edges were stripped (the key removed, as another team may hand it over) reads,
+    # and the induced file carries them
+    stripped = tmp_path / "stripped.jsonl"
+    lines = [json.loads(x) for x in src.read_text().splitlines()]
+    stripped.write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k != "edges"}) + "\n" for r in lines)
+    )
+    assert main(["induce", str(stripped), "--out", str(out), "--report"]) == 0
+    assert "no edges to score against" in capsys.readouterr().out
+    assert [json.loads(x)["edges"] for x in out.read_text().splitlines()] == [
+        r["edges"] for r in rows
+    ]
 
 
 def test_the_hand_written_tier():

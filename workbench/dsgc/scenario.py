@@ -13,7 +13,7 @@ import numpy as np
 from workbench.common.encoders import token_cost
 from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
-REQUIRED = ("id", "query", "blocks", "edges", "chain")
+REQUIRED = ("id", "query", "blocks", "chain")  # no "edges": a file to induce them for has none
 CONFIDENCE = "edge_confidence"  # optional: one number in (0, 1] per edge, in edge order
 KNOWN = frozenset(
     {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
@@ -203,7 +203,7 @@ class Scenario:
                     f"{fld}.cost",
                 )
             blocks.append(Block(b["id"], b["text"], kind, cost))
-        edges = obj["edges"]
+        edges = obj.get("edges", [])  # absent: no edges (edges stripped for `workbench induce`)
         if not isinstance(edges, list):
             raise err("must be a list of [dependent, prerequisite] pairs", "edges")
         for i, e in enumerate(edges):
