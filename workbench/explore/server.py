@@ -380,7 +380,8 @@ class Socket(tornado.websocket.WebSocketHandler):
     def open(self, sid: str) -> None:
         seat = self.room.taken.get(sid)
         if seat is None or seat.socket is not None:  # freed while the page loaded, or a 2nd tab
-            seat = self.room.take(self.get_query_argument("kind", "explorer"))
+            kind = self.get_query_argument("kind", "explorer")
+            seat = self.room.take(kind if kind in PAGES else "explorer")
             if seat is None:
                 self.write_message({"type": "full"})
                 self.close(4000, "the room is full")
