@@ -147,8 +147,8 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
         for k, a in enumerate(hs):
             for b in hs[k + 1 :]:
                 evidence.setdefault((a, b), []).append(x)
-    focus = _focus(texts, query, holders, qm, w)
     about = _About(texts, query)
+    focus = _focus(about, holders, qm, w)
     qwords = _query_words(query)
     scored = []
     for (a, b), xs in evidence.items():
@@ -247,13 +247,12 @@ class _About:
         return self.beyond(a, xs) > 0 and self.beyond(b, xs) > 0
 
 
-def _focus(texts, query, holders, qm, w) -> dict:
+def _focus(about: _About, holders, qm, w) -> dict:
     """For a mention the query names that three or more blocks hold (the query's subject, named
     by the facts the answer combines and by distractors alike; or, in any number of blocks, the
     query's own phrase, which alone links nothing): the two holders that say most about the
     query besides it, if two stand out, and the weight the mention has between them: as if they
     alone held it, as one the query names (variants 16 and 19)."""
-    about = _About(texts, query)
     out = {}
     for x, hs in holders.items():
         if x not in qm or len(hs) < 3:
