@@ -347,7 +347,7 @@ graphs = {e: studies.induced_graphs(sc, e) for e, sc in sets.items() if sc}
 quality = studies.per_encoder(lambda sc, e: studies.edge_quality(sc, graphs[e], e, **BOOT), sets)
 write_csv(quality, f"{RESULTS_DIR}/beyond_edges.csv")
 show_table(
-    quality[quality.graph != "oracle"][
+    quality[quality.graph != "true"][
         ["encoder", "graph", "template", "total_blocks", "edges_per_scenario", "pair_precision",
          "pair_recall", "precision", "recall", "filler_pairs"]
     ]
@@ -356,7 +356,7 @@ record(
     "edges",
     {
         f"{r.encoder}/{r.graph}/{r.template}/{r.total_blocks}": [r.precision, r.recall]
-        for r in quality[quality.graph != "oracle"].itertuples()
+        for r in quality[quality.graph != "true"].itertuples()
     },
 )
 
@@ -373,7 +373,7 @@ runs3 = studies.per_encoder(
     lambda sc, e: studies.induced_runs(sc, e, graphs[e], hops2, DELTA), sets
 )
 t3 = studies.induced_table(runs3, **BOOT)
-vo3 = studies.versus_oracle(runs3, **BOOT)
+vo3 = studies.versus_true(runs3, **BOOT)
 write_csv(t3, f"{RESULTS_DIR}/beyond_induced.csv")
 show_table(studies.induced_pivot(t3))
 record(
@@ -385,7 +385,7 @@ record(
 )
 
 # %% [markdown]
-# Paired on the same seeds: DSGC on each induced graph minus DSGC on the oracle graph (same hops),
+# Paired on the same seeds: DSGC on each induced graph minus DSGC on the true graph (same hops),
 # and minus similarity-only.
 
 # %%
@@ -475,7 +475,7 @@ tuning = pd.read_csv(f"{RECORDED_DIR}/beyond_knn_tuning.csv")
 chosen = tuning.loc[tuning.groupby("encoder")["f1"].idxmax()]
 show_table(chosen)
 rec_e = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_edges.csv")
-show_table(rec_e[rec_e.graph != "oracle"])
+show_table(rec_e[rec_e.graph != "true"])
 rec_i = pd.read_csv(f"{RECORDED_DIR}/beyond_sentence500_induced.csv")
 show_table(studies.induced_pivot(rec_i))
 

@@ -51,7 +51,7 @@ def measure(name: str, scenarios, method: str) -> list[str]:
     for n in sorted({len(s.blocks) for s in scenarios}) if name != "logs" else [None]:
         sub = [s for s in scenarios if n is None or len(s.blocks) == n]
         graphs = studies.induced_graphs(sub, "lexical")
-        graphs = {k: graphs[k] for k in ("oracle", method)}
+        graphs = {k: graphs[k] for k in ("true", method)}
         runs = studies.induced_runs(sub, "lexical", graphs, [1], 0.5)
         runs = runs.assign(graph=runs["graph"].fillna("none"))
         regime = {s.id: s.regime for s in sub}
@@ -72,7 +72,7 @@ def measure(name: str, scenarios, method: str) -> list[str]:
                 f"{name:<11}{'' if n is None else n:>4} {reg:<8} n={len(scs):<4}"
                 f"pairs/sc {tot[0] / len(scs):5.2f}  P {p:4.2f}  R {tot[2] / tot[1]:4.2f}   "
                 f"ret {r.get(method, float('nan')):4.2f} (sim {r.get('none'):4.2f}, "
-                f"true {r.get('oracle'):4.2f})"
+                f"true {r.get('true'):4.2f})"
             )
         by = runs.groupby(["template", "graph"])["full_chain_retained"].mean().unstack()
         below = by[by[method] < by["none"] - 1e-9]

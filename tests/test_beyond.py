@@ -28,7 +28,7 @@ from workbench.dsgc import batch
 from workbench.dsgc.generator import TEMPLATES, generate
 from workbench.dsgc.noise import noisy_edges, perturb_edges
 from workbench.dsgc.paper import summarize
-from workbench.dsgc.policies import DSGC, similarity_only
+from workbench.dsgc.policies import PolicySetting, relevance, similarity_only, waves
 from workbench.dsgc.protocols import Protocol
 from workbench.dsgc.runs import run_protocol
 from workbench.dsgc.scenario import Block, Scenario
@@ -44,8 +44,8 @@ def sample(global_seed):
     return [generate(t, s, n) for n in (20, 50) for t in TEMPLATES for s in seeds]
 
 
-SETTINGS = [batch.PolicySetting("similarity")] + [
-    batch.PolicySetting("dsgc", lam, h, d)
+SETTINGS = [similarity_only] + [
+    PolicySetting("dsgc", lam, hops=h, delta=d)
     for lam in (1.0, 0.5)
     for h in (1, 2, 3)
     for d in (0.25, 1.0)
@@ -55,7 +55,7 @@ SETTINGS = [batch.PolicySetting("similarity")] + [
 def _graphs(scenarios):
     """The oracle graph, a noisy one (half dropped, 3 spurious) and the handle graph."""
     return {
-        "oracle": [sc.edges for sc in scenarios],
+        "true": [sc.edges for sc in scenarios],
         "noisy": [noisy_edges(sc, 0.5, 3, 1) for sc in scenarios],
         "handles": induce(scenarios, "handles"),
     }
@@ -66,18 +66,12 @@ def test_batch_keeps_exactly_what_trace_keeps(sample):
     for packed in batch.pack(sample, enc):
         for name, lists in _graphs(packed.scenarios).items():
             fe = batch.flat_edges(packed, lists)
-            w = batch.waves(batch.relevance(packed.sims), fe, 3)
+            w = waves(relevance(packed.sims), fe, 3)  # shared by every setting, as evaluate does
             for st_ in SETTINGS:
-                order, kept, _ = batch.order_and_keep(
-                    packed, st_, w if st_.policy != "similarity" else None
-                )
+                shared = w if st_.reads_graph else None
+                order, kept, *_ = st_.decide(packed.sims, packed.costs, packed.budgets, w=shared)
                 for k, sc in enumerate(packed.scenarios):
-                    policy = (
-                        similarity_only
-                        if st_.policy == "similarity"
-                        else DSGC(lam=st_.lam, hops=st_.hops, delta=st_.delta)
-                    )
-                    ref = run(sc.with_edges(lists[k]), enc, policy)
+                    ref = run(sc.with_edges(lists[k]), enc, st_)
                     where = f"{sc.id} {name} {st_}"
                     assert order[k].tolist() == ref.order.tolist(), where
                     assert kept[k].tolist() == ref.kept.tolist(), where
@@ -90,7 +84,11 @@ def test_batch_rows_match_trace_rows(sample):
     assert len(df) == 4 * len(packed.scenarios)
     for r in df.itertuples():
         sc = next(s for s in packed.scenarios if s.id == r.scenario_id)
-        pol = similarity_only if r.policy == "similarity" else DSGC(hops=r.hops, delta=r.delta)
+        pol = (
+            similarity_only
+            if r.policy == "similarity"
+            else PolicySetting("dsgc", hops=r.hops, delta=r.delta)
+        )
         t = Trace(sc, run(sc, enc, pol), "lexical")
         kinds = dict(zip(sc.ids, sc.kinds, strict=True))
         assert r.full_chain_retained == t.full_chain_retained
@@ -106,8 +104,13 @@ def test_run_protocol_dispatches_to_the_batch_engine():
     assert len(df) == 4 * 6 * (1 + 4 * 4)  # templates x seeds x (similarity + hops x deltas)
     with pytest.raises(ValueError, match="no traces"):
         run_protocol(p, keep_traces=True)
-    with pytest.raises(ValueError, match="batch engine"):
-        run_protocol(p.with_(engine="trace"))
+    # one grid, one policy code: the trace engine runs the same settings and keeps the same
+    keys = ["scenario_id", "policy", "lambda", "hops", "delta"]
+    traced = run_protocol(p.with_(engine="trace")).sort_values(keys, kind="stable")
+    df = df.sort_values(keys, kind="stable")
+    assert traced[keys].values.tolist() == df[keys].values.tolist()
+    assert traced.full_chain_retained.tolist() == df.full_chain_retained.tolist()
+    assert traced.displaced.map(",".join).tolist() == df.displaced.tolist()
 
 
 def test_noisy_edges_drop_true_edges_and_add_spurious_ones_to_non_chain_blocks():
@@ -167,12 +170,13 @@ def test_every_edge_dropped_ranks_exactly_as_similarity(sc, hops, delta, mult):
     bare = perturb_edges(sc, 1.0, 0)
     assert bare.edges == ()
     sim = run(bare, enc, similarity_only, mult)
-    dsgc = run(bare, enc, DSGC(hops=hops, delta=delta), mult)
+    dsgc = run(bare, enc, PolicySetting("dsgc", hops=hops, delta=delta), mult)
     assert dsgc.order.tolist() == sim.order.tolist()
     assert dsgc.kept.tolist() == sim.kept.tolist()
     (packed,) = batch.pack([bare], enc, mult)
-    w = batch.waves(batch.relevance(packed.sims), batch.flat_edges(packed), hops)
-    order, kept, pi = batch.order_and_keep(packed, batch.PolicySetting("dsgc", 1.0, hops, delta), w)
+    order, kept, _, pi, _ = PolicySetting("dsgc", 1.0, hops=hops, delta=delta).decide(
+        packed.sims, packed.costs, packed.budgets, batch.flat_edges(packed)
+    )
     assert order[0].tolist() == sim.order.tolist() and kept[0].tolist() == sim.kept.tolist()
     assert not pi.any()
 
@@ -306,7 +310,7 @@ def test_knn_links_nearest_neighbours_query_facing_block_depends():
 def test_edge_quality_counts_against_the_true_graph():
     scs = [generate(t, s) for t in ("role", "expense") for s in range(4)]
     graphs = {
-        "oracle": [(sc.edges, None) for sc in scs],
+        "true": [(sc.edges, None) for sc in scs],
         "handles": induce_weighted(scs, "handles"),
         "reversed": [(tuple((p, d) for d, p in sc.edges), None) for sc in scs],
     }

@@ -13,7 +13,7 @@ from workbench.common.encoders import get_encoder
 from workbench.common.notebook import read_records
 from workbench.dsgc.generator import TEMPLATES, generate
 from workbench.dsgc.noise import noisy_edges
-from workbench.dsgc.policies import DSGC, similarity_only
+from workbench.dsgc.policies import PolicySetting, similarity_only
 from workbench.dsgc.trace import Trace, run
 from workbench.reproduce import NOTEBOOK_DIR, execute
 
@@ -49,7 +49,7 @@ def kept(sc, hops=None, delta=0.5, edges=None):
     """Full chain kept, by the reference engine: similarity-only (hops None) or DSGC."""
     enc = get_encoder("lexical")
     sc = sc if edges is None else sc.with_edges(edges)
-    policy = similarity_only if hops is None else DSGC(hops=hops, delta=delta)
+    policy = similarity_only if hops is None else PolicySetting("dsgc", hops=hops, delta=delta)
     return Trace(sc, run(sc, enc, policy), "lexical").full_chain_retained
 
 

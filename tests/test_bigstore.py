@@ -10,7 +10,7 @@ import pytest
 from workbench.common.encoders import LexicalEncoder
 from workbench.common.seeds import Stream
 from workbench.common.sweep import TableEncoder
-from workbench.dsgc.policies import make_policy
+from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.trace import run
 from workbench.scale import bigstore as B
 from workbench.scale import layout as L
@@ -126,7 +126,7 @@ def test_store_retention_equals_the_scenario_path(store_dir):
     table = TableEncoder("lexical", texts, np.concatenate([emb, qemb]))
     for r in df.itertuples():
         sc = st.scenario(r.query)
-        ret = run(sc, table, make_policy(r.policy), 2.0)
+        ret = run(sc, table, PolicySetting(r.policy), 2.0)
         pos = sc.index()
         assert r.budget == sc.budget(2.0)
         assert r.full_chain_retained == all(ret.kept[pos[c]] for c in sc.chain)

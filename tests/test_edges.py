@@ -26,7 +26,7 @@ import workbench.common.io as wio
 from workbench.cli import build_parser, main
 from workbench.common.io import InputError, atomic_dir, read_json, read_jsonl, write_jsonl
 from workbench.common.options import RANGES, check_number
-from workbench.dsgc.policies import DSGC, make_policy
+from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.protocols import Protocol
 from workbench.dsgc.scenario import Scenario, load_scenarios
 
@@ -142,7 +142,7 @@ def test_hops_zero_is_rejected_naming_the_option(scen, tmp_path, capsys):
     assert "argument --hops:" in line and "integer from 1 to 20" in line
     assert not (tmp_path / "a.jsonl").exists()
     with pytest.raises(ValueError, match="hops must be an integer from 1"):
-        DSGC(hops=0)
+        PolicySetting("dsgc", hops=0)
 
 
 def test_a_protocol_file_must_say_what_it_is(tmp_path, capsys):
@@ -175,10 +175,12 @@ def test_the_library_rejects_what_the_command_line_rejects():
     ):
         for policy in ("dsgc", "similarity"):
             with pytest.raises(ValueError, match="must be"):
-                make_policy(policy, **kw)
+                PolicySetting(policy, **kw)
         with pytest.raises(ValueError, match="must be"):
-            DSGC(**kw)
-    assert DSGC(hops=2.0).hops == 2 and isinstance(DSGC(hops=2.0).hops, int)
+            PolicySetting("dsgc", **kw)
+    assert PolicySetting("dsgc", hops=2.0).hops == 2 and isinstance(
+        PolicySetting("dsgc", hops=2.0).hops, int
+    )
     assert check_number("hops", np.int64(3)) == 3
 
 

@@ -23,7 +23,7 @@ from workbench.cli import main
 from workbench.common.encoders import get_encoder
 from workbench.dsgc import batch
 from workbench.dsgc.generator import generate, worked_example
-from workbench.dsgc.policies import DSGC
+from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
 from workbench.dsgc.trace import run
 
@@ -125,16 +125,19 @@ def test_all_ones_confidence_is_the_papers_score_to_the_bit():
     for t in ("role", "profile", "expense"):
         sc = generate(t, 3)
         ones = sc.with_edges(sc.edges, [1.0] * len(sc.edges))
-        a, b = run(sc, enc, DSGC(hops=2)), run(ones, enc, DSGC(hops=2))
+        a, b = (
+            run(sc, enc, PolicySetting("dsgc", hops=2)),
+            run(ones, enc, PolicySetting("dsgc", hops=2)),
+        )
         assert a.scores.tobytes() == b.scores.tobytes() and np.array_equal(a.kept, b.kept)
-        half = run(sc.with_edges(sc.edges, [0.5] * len(sc.edges)), enc, DSGC())
-        assert half.pi.sum() < run(sc, enc, DSGC()).pi.sum()  # the weights are used
+        half = run(sc.with_edges(sc.edges, [0.5] * len(sc.edges)), enc, PolicySetting())
+        assert half.pi.sum() < run(sc, enc, PolicySetting()).pi.sum()  # the weights are used
     scs = [generate("profile", s) for s in range(6)]
     (packed,) = batch.pack(scs, enc)
-    plain = batch.evaluate(packed, [batch.PolicySetting("dsgc", 1.0, 2, 0.5)])
+    plain = batch.evaluate(packed, [PolicySetting("dsgc", 1.0, hops=2, delta=0.5)])
     ones = batch.evaluate(
         packed,
-        [batch.PolicySetting("dsgc", 1.0, 2, 0.5)],
+        [PolicySetting("dsgc", 1.0, hops=2, delta=0.5)],
         None,
         [[1.0] * len(s.edges) for s in scs],
     )
@@ -265,7 +268,7 @@ def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_1
     sc = worked_example()
     ((edges, conf),) = induce_weighted([sc], "mentions")
     assert set(edges) == set(sc.edges)
-    t = run(sc.with_edges(edges, conf), get_encoder("lexical"), DSGC())
+    t = run(sc.with_edges(edges, conf), get_encoder("lexical"), PolicySetting())
     assert all(t.kept[sc.ids.index(c)] for c in sc.chain)
 
 

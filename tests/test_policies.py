@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from workbench.common.encoders import get_encoder
 from workbench.dsgc.generator import worked_example
-from workbench.dsgc.policies import DSGC, make_policy, recency, select, similarity_only
+from workbench.dsgc.policies import PolicySetting, recency, select, similarity_only
 from workbench.dsgc.trace import Trace, run
 
 # --- an obviously-correct, slow re-computation -----------------------------------------------
@@ -60,7 +60,7 @@ def test_vectorized_equals_slow_loop(global_seed, hops):
         n = int(rng.integers(1, 14))
         emb, q, edges, costs, budget = random_case(rng, n)
         lam = float(rng.choice([0.0, 0.5, 1.0, 2.0]))
-        ret = DSGC(lam=lam, hops=hops, delta=0.5)(emb, q, edges, costs, budget)
+        ret = PolicySetting("dsgc", lam=lam, hops=hops, delta=0.5)(emb, q, edges, costs, budget)
         score, order, kept = slow_dsgc(
             emb, q, edges.tolist(), costs.tolist(), budget, lam=lam, hops=hops
         )
@@ -112,7 +112,7 @@ cases = st.builds(
 )
 def test_budget_never_exceeded(case, name, lam, hops):
     emb, q, edges, costs, budget = case
-    ret = make_policy(name, lam=lam, hops=hops)(emb, q, edges, costs, budget)
+    ret = PolicySetting(name, lam=lam, hops=hops)(emb, q, edges, costs, budget)
     assert ret.used <= budget
     # nothing left out would still have fitted after the walk (greedy is maximal)
     room = budget - ret.used
@@ -124,7 +124,7 @@ def test_budget_never_exceeded(case, name, lam, hops):
 def test_lambda_zero_ranks_exactly_as_similarity(case, tau):
     emb, q, edges, costs, budget = case
     a = similarity_only(emb, q, edges, costs, budget)
-    b = DSGC(lam=0.0, tau=tau)(emb, q, edges, costs, budget)
+    b = PolicySetting("dsgc", lam=0.0, tau=tau)(emb, q, edges, costs, budget)
     assert a.order.tolist() == b.order.tolist()
     assert a.kept.tolist() == b.kept.tolist()
 
@@ -138,9 +138,9 @@ def test_added_edge_never_lowers_its_prerequisite(case, data, lam, hops):
         return
     dep = data.draw(st.integers(0, n - 1))
     pre = data.draw(st.integers(0, n - 1).filter(lambda x: x != dep))
-    before = DSGC(lam=lam, hops=hops)(emb, q, edges, costs, budget)
+    before = PolicySetting("dsgc", lam=lam, hops=hops)(emb, q, edges, costs, budget)
     more = np.vstack([edges, [[dep, pre]]]) if len(edges) else np.array([[dep, pre]])
-    after = DSGC(lam=lam, hops=hops)(emb, q, more, costs, budget)
+    after = PolicySetting("dsgc", lam=lam, hops=hops)(emb, q, more, costs, budget)
     assert after.scores[pre] >= before.scores[pre] - 1e-15
     assert np.all(after.scores >= before.scores - 1e-15)  # support only ever adds
 
@@ -149,8 +149,8 @@ def test_added_edge_never_lowers_its_prerequisite(case, data, lam, hops):
 @given(cases, st.floats(0, 1))
 def test_khop_with_one_hop_is_dsgc(case, delta):
     emb, q, edges, costs, budget = case
-    one = DSGC(hops=1, delta=delta)(emb, q, edges, costs, budget)
-    paper = DSGC()(emb, q, edges, costs, budget)
+    one = PolicySetting("dsgc", hops=1, delta=delta)(emb, q, edges, costs, budget)
+    paper = PolicySetting()(emb, q, edges, costs, budget)
     np.testing.assert_array_equal(one.scores, paper.scores)
     # and the paper's formula written out: pi_i = sum of r_j over dependents j of i
     pi = np.zeros(len(emb))
@@ -168,14 +168,14 @@ def test_recency_keeps_the_newest():
 def test_density_variant_divides_by_cost():
     rng = np.random.default_rng(1)
     emb, q, edges, costs, budget = random_case(rng, 8)
-    plain = DSGC()(emb, q, edges, costs, budget)
-    dens = DSGC(density=1.0)(emb, q, edges, costs, budget)
+    plain = PolicySetting()(emb, q, edges, costs, budget)
+    dens = PolicySetting("dsgc", density=1.0)(emb, q, edges, costs, budget)
     np.testing.assert_allclose(dens.scores, plain.scores / costs)
 
 
 def test_unknown_policy():
-    with pytest.raises(ValueError, match="unknown policy"):
-        make_policy("lru")
+    with pytest.raises(ValueError, match="policy must be one of"):
+        PolicySetting("lru")
 
 
 # --- the paper's worked example (section 2.2) ------------------------------------------------
@@ -187,8 +187,8 @@ def test_unknown_policy():
 def test_worked_example_behaves_as_the_paper_says(encoder):
     sc = worked_example()
     enc = get_encoder(encoder)
-    sim = Trace(sc, run(sc, enc, make_policy("similarity"), 2.0), encoder)
-    dsgc = Trace(sc, run(sc, enc, make_policy("dsgc"), 2.0), encoder)
+    sim = Trace(sc, run(sc, enc, PolicySetting("similarity"), 2.0), encoder)
+    dsgc = Trace(sc, run(sc, enc, PolicySetting("dsgc"), 2.0), encoder)
     s = dict(zip(sc.ids, sim.retention.sims, strict=True))
     # c3 is the most query-similar chain block, c2 the least: the semantic valley
     assert s["c3"] > s["c1"] > s["c2"]
@@ -222,6 +222,8 @@ def test_an_unconnected_block_never_reorders_the_others(case, seed, lam):
     emb, q, edges, costs, budget = case
     extra = np.random.default_rng(seed).normal(size=(1, emb.shape[1]))
     extra /= np.linalg.norm(extra)
-    before = DSGC(lam=lam)(emb, q, edges, costs, budget)
-    after = DSGC(lam=lam)(np.vstack([emb, extra]), q, edges, np.append(costs, 1), budget)
+    before = PolicySetting("dsgc", lam=lam)(emb, q, edges, costs, budget)
+    after = PolicySetting("dsgc", lam=lam)(
+        np.vstack([emb, extra]), q, edges, np.append(costs, 1), budget
+    )
     assert [i for i in after.order if i < len(emb)] == before.order.tolist()

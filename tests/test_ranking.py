@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.dsgc.policies import (
-    DSGC,
     PARTIAL_FROM,
+    PolicySetting,
     rank,
     rank_select_partial,
     select,
@@ -107,7 +107,11 @@ def test_policies_on_a_large_store_equal_the_full_sort(global_seed):
     n = 3 * PARTIAL_FROM
     emb, q, edges, costs = _store(n, 16, rng, dupes=True)
     for budget in (60, 5000, int(costs.sum())):
-        for policy in (DSGC(), DSGC(lam=0.0, name="no-graph"), similarity_only):
+        for policy in (
+            PolicySetting(),
+            PolicySetting("no-graph"),
+            similarity_only,
+        ):
             ret = policy(emb, q, edges, costs, budget)
             full = reference_rank(ret.scores, None if policy is similarity_only else ret.sims)
             assert len(ret.head) < n or budget == int(costs.sum())
@@ -122,7 +126,7 @@ def test_a_float32_store_is_never_upcast():
     rng = np.random.default_rng(0)
     emb, q, edges, costs = _store(100_000, 64, rng)
     tracemalloc.start()
-    DSGC()(emb, q, edges, costs, 60)
+    PolicySetting()(emb, q, edges, costs, 60)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 0.5 * emb.nbytes, peak / emb.nbytes

@@ -8,7 +8,7 @@ import pytest
 from workbench.common.encoders import get_encoder
 from workbench.common.io import write_jsonl
 from workbench.dsgc.generator import generate
-from workbench.dsgc.policies import Retention, make_policy
+from workbench.dsgc.policies import PolicySetting, Retention
 from workbench.dsgc.scenario import Block, Scenario
 from workbench.dsgc.trace import Trace, indirect_prerequisites, run
 
@@ -75,7 +75,7 @@ def test_definitions_1_and_2():
 
 def test_record_has_every_block_and_round_trips(tmp_path):
     sc = generate("profile", 3)
-    t = Trace(sc, run(sc, get_encoder("lexical"), make_policy("dsgc")), "lexical")
+    t = Trace(sc, run(sc, get_encoder("lexical"), PolicySetting("dsgc")), "lexical")
     rec = t.record()
     assert [b["id"] for b in rec["blocks"]] == t.ranking and len(rec["blocks"]) == 20
     for b in rec["blocks"]:

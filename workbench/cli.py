@@ -28,6 +28,9 @@ from workbench.beyond.induce import (
     score_pairs,
     with_induced,
 )
+from workbench.beyond.induce import (
+    SOURCES as INDUCED_SOURCES,
+)
 from workbench.closure import cli as closure_cli
 from workbench.common.encoders import ENCODERS, get_encoder
 from workbench.common.handles import Patterns
@@ -36,7 +39,7 @@ from workbench.common.options import names, number, out_dir, out_file
 from workbench.common.seeds import seeds_arg
 from workbench.common.sweep import SCHEDULER_HELP, scheduler_arg
 from workbench.dsgc.generator import TEMPLATES, TIERS, generate_many
-from workbench.dsgc.policies import POLICIES, make_policy
+from workbench.dsgc.policies import POLICIES, PolicySetting
 from workbench.dsgc.runs import run_suite
 from workbench.dsgc.scenario import load_scenarios, save_scenarios
 from workbench.dsgc.trace import Trace, run
@@ -59,7 +62,7 @@ def cmd_evaluate(args) -> int:
     scenarios = load_scenarios(args.scenarios)
     encoder = get_encoder(args.encoder)
     encoder(sorted({t for s in scenarios for t in [s.query, *s.texts]}))
-    policy = make_policy(
+    policy = PolicySetting(
         args.policy,
         lam=args.lam,
         tau=args.tau,
@@ -83,7 +86,12 @@ def cmd_suite(args) -> int:
     encoders = args.encoders.split(",") if args.encoders else None
     seeds = (args.seeds.start, args.seeds.stop) if args.seeds else None
     _, summary = run_suite(
-        args.name, seeds=seeds, encoders=encoders, out_dir=args.out, scheduler=args.scheduler
+        args.name,
+        seeds=seeds,
+        encoders=encoders,
+        out_dir=args.out,
+        scheduler=args.scheduler,
+        sources=INDUCED_SOURCES,
     )
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     print(f"wrote {args.out}/runs.csv and {args.out}/summary.csv")

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.beyond.mentions import mention_links, mentions
+from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
 from workbench.common.options import check_number
 from workbench.dsgc.generator import PROJECTS, SERVICES, USERS
@@ -261,6 +262,23 @@ def induce_weighted(
             else:
                 out[i] = (tuple((ids[d], ids[q]) for d, q in pairs), None)
     return out
+
+
+def graph_source(method: str):
+    """A graph source for the protocol runner (`runs.run_protocol(..., sources=...)`): the
+    inducer `method` as a function (scenarios, encoder name) -> [(edges, confidence)]."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+
+    def source(scenarios, encoder: str):
+        if method in ("knn", "gated-knn"):
+            return induce_weighted(scenarios, method, get_encoder(encoder))
+        return induce_weighted(scenarios, method)
+
+    return source
+
+
+SOURCES = {m: graph_source(m) for m in METHODS}  # every inducer, by the name a protocol gives
 
 
 def with_induced(scenario: Scenario, edges, method: str, confidence=None, **params) -> Scenario:

@@ -55,7 +55,7 @@ def cost_summary(khop: pd.DataFrame, deeper: dict, depth: int, max_hops: int) ->
     hp = float(d.groupby(cell)["honeypots_kept"].agg(lambda x: x.max() - x.min()).max())
     f1 = float(d[d.hops == 1].fillers_kept.mean())
     fk = float(d[d.hops == d.hops.max()].fillers_kept.mean())
-    text = f"On the oracle graph the largest share of support that lands off the chain is {off:.3f}"
+    text = f"On the true graph the largest share of support that lands off the chain is {off:.3f}"
     text += (
         ": the generator's true edges join chain blocks only, so an extra hop can lift only "
         "chain blocks."
@@ -197,26 +197,26 @@ def sharing_summary(share: pd.DataFrame, quality: pd.DataFrame, khop: pd.DataFra
 
 
 def induced_summary(vs: pd.DataFrame) -> str:
-    """Part 3's finding: DSGC on each induced graph against the oracle graph and similarity."""
-    ho = vs[(vs.graph == "handles") & (vs.against == "oracle")]
+    """Part 3's finding: DSGC on each induced graph against the true graph and similarity."""
+    ho = vs[(vs.graph == "handles") & (vs.against == "true")]
     ks = vs[(vs.graph == "knn") & (vs.against == "similarity")]
-    ko = vs[(vs.graph == "knn") & (vs.against == "oracle")]
+    ko = vs[(vs.graph == "knn") & (vs.against == "true")]
     kc, kt = ks[ks.template.isin(CONTROLS)], ks[ks.template.isin(TARGETS)]
     hd, hu = int(ho["down"].sum()), int(ho["up"].sum())
     head = (
-        "**Handle-induced edges keep what the oracle graph keeps**"
+        "**Handle-induced edges keep what the true graph keeps**"
         if hd == hu == 0
-        else "**Handle-induced edges differ from the oracle graph**"
+        else "**Handle-induced edges differ from the true graph**"
     )
     text = (
         f"{head}: over {int(ho['n'].sum())} paired seed-runs DSGC on the handle graph lost "
-        f"{hd} chains the oracle graph kept and gained {hu}. "
+        f"{hd} chains the true graph kept and gained {hu}. "
     )
     cd = int(kc["down"].sum())
     text += (
         f"**kNN edges {'do harm' if cd else 'do no harm on the controls'}**: against "
         f"similarity-only they lose {cd} control chains of {int(kc['n'].sum())} seed-runs and "
-        f"rescue {int(kt['up'].sum())} target chains of {int(kt['n'].sum())}; against the oracle "
+        f"rescue {int(kt['up'].sum())} target chains of {int(kt['n'].sum())}; against the true edges "
         f"graph they lose {int(ko['down'].sum())} of {int(ko['n'].sum())} (seed-runs over both "
         "sizes and every hops setting)."
     )
@@ -228,7 +228,7 @@ def limits(depth: int, off_chain: float, sentence_seeds: int) -> str:
     return (
         f"**Limits of these answers.** The benchmark's longest dependency path has {depth} edges "
         f"and on its true graph the largest share of support off the chain is {off_chain:.3f}, so "
-        f"on the oracle graph hops beyond {depth} cannot change a ranking"
+        f"on the true graph hops beyond {depth} cannot change a ranking"
         + (" and no support can reach a distractor" if off_chain == 0 else "")
         + ": those outcomes are fixed by construction and reported as such. The handle patterns "
         "were written from the generator's own sentences, so their recall on the targets is an "
@@ -244,17 +244,17 @@ def limits(depth: int, off_chain: float, sentence_seeds: int) -> str:
 
 
 def inducers_summary(vs: pd.DataFrame, inducers=("mentions", "gated-knn")) -> str:
-    """Part 3: each text-reading inducer against the oracle graph and against similarity-only,
+    """Part 3: each text-reading inducer against the true graph and against similarity-only,
     the controls (damage) beside the targets (gain)."""
     parts = []
     for name in inducers:
-        o = vs[(vs.graph == name) & (vs.against == "oracle")]
+        o = vs[(vs.graph == name) & (vs.against == "true")]
         s = vs[(vs.graph == name) & (vs.against == "similarity")]
         if o.empty or s.empty:
             continue
         sc, st = s[s.template.isin(CONTROLS)], s[s.template.isin(TARGETS)]
         parts.append(
-            f"`{name}`: against the oracle graph {int(o['down'].sum())} seed-runs lost and "
+            f"`{name}`: against the true graph {int(o['down'].sum())} seed-runs lost and "
             f"{int(o['up'].sum())} gained of {int(o['n'].sum())}; against similarity-only "
             f"{int(sc['down'].sum())} control chains lost of {int(sc['n'].sum())} (the damage) and "
             f"{int(st['up'].sum())} target chains rescued of {int(st['n'].sum())}"
@@ -278,7 +278,7 @@ def tier_summary(tier: pd.DataFrame) -> str:
 
         head = "; ".join(
             f"{reg} ({int(t.loc[(reg, 'none')].n)}): similarity-only {cell(reg, 'none')}, true "
-            f"edges {cell(reg, 'oracle')}"
+            f"edges {cell(reg, 'true')}"
             for reg in regimes
         )
         lines.append(f"- **{name}** ({t.source.iloc[0]}): {head}")

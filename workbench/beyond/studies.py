@@ -1,8 +1,8 @@
 """Beyond the paper (notebook 10): k-hop propagation, imperfect graphs and induced graphs, as
 runs, tables and the frames the figures draw.
 
-Every sweep runs on the batch engine (`workbench.dsgc.batch`, through `runs.run_protocol` or
-`batch.run`); intervals and paired differences come from `workbench.common.stats` (bootstrap over
+Every sweep is a protocol run on the batch engine (`runs.run_protocol`; the induced graphs as the
+protocol's graph sources); intervals and paired differences come from `workbench.common.stats` (bootstrap over
 seeds); the few runs worth reading one by one are re-run as `Trace`s. The paper's predictions
 beside ours are in `predictions`, the notebook's prose in `prose`.
 """
@@ -21,10 +21,9 @@ from workbench.beyond.induce import (
 from workbench.common import stats
 from workbench.common.encoders import get_encoder
 from workbench.common.seeds import parse_seeds
-from workbench.dsgc import batch
 from workbench.dsgc.generator import TEMPLATES
-from workbench.dsgc.policies import DSGC
-from workbench.dsgc.protocols import Protocol, scenarios_for
+from workbench.dsgc.policies import PolicySetting
+from workbench.dsgc.protocols import TRUE, Protocol, scenarios_for
 from workbench.dsgc.runs import run_protocol
 from workbench.dsgc.scenario import Scenario
 from workbench.dsgc.trace import Trace, run
@@ -70,7 +69,7 @@ def with_setting(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def khop_runs(scenarios, encoder: str, hops, deltas) -> pd.DataFrame:
-    """Similarity-only and DSGC at every hops x damping on the oracle graph (batch engine)."""
+    """Similarity-only and DSGC at every hops x damping on the true graph (batch engine)."""
     p = Protocol.load("khop").with_(
         encoders=(encoder,), hops=tuple(hops), deltas=tuple(float(d) for d in deltas)
     )
@@ -164,7 +163,7 @@ def loss_traces(lost: pd.DataFrame, scenarios, limit: int = 12) -> pd.DataFrame:
     rows = []
     for r in first.head(limit).itertuples():
         sc = by_id[(r.template, r.seed, r.total_blocks)]
-        policy = DSGC(hops=int(r.hops), delta=float(r.delta))
+        policy = PolicySetting("dsgc", hops=int(r.hops), delta=float(r.delta))
         t = Trace(sc, run(sc, get_encoder(r.encoder), policy), r.encoder)
         d = t.displaced[0]
         rows.append(
@@ -243,12 +242,12 @@ INDUCERS = ("mentions", "gated-knn", "handles", "knn")
 
 
 def induced_graphs(scenarios, encoder: str, k: int | None = None, threshold=None) -> dict:
-    """(edges, confidence per edge or None) lists by graph name: 'oracle' (the scenarios' own
+    """(edges, confidence per edge or None) lists by graph name: 'true' (the scenarios' own
     edges) and each inducer of INDUCERS (the knn ones with this encoder)."""
     enc = get_encoder(encoder)
     kw = {} if k is None else {"k": k}
     th = knn_threshold(encoder) if threshold is None else threshold
-    out = {"oracle": [(sc.edges, None) for sc in scenarios]}
+    out = {"true": [(sc.edges, None) for sc in scenarios]}
     for name in INDUCERS:
         if name in ("knn", "gated-knn"):
             out[name] = induce_weighted(scenarios, name, enc, threshold=th, **kw)
@@ -316,22 +315,18 @@ def identifier_sharing(scenarios) -> pd.DataFrame:
 
 
 def induced_runs(scenarios, encoder: str, graphs: dict, hops, delta: float) -> pd.DataFrame:
-    """Similarity-only, then DSGC at each hops on each graph (batch engine, support weighted by
-    each edge's confidence where the inducer gives one), one frame."""
-    settings = [batch.PolicySetting("dsgc", 1.0, int(h), float(delta)) for h in hops]
-    runs = [batch.Graph({"graph": "none"}, [batch.PolicySetting("similarity")])]
-    for name, found in graphs.items():
-        by_id = {sc.id: f for sc, f in zip(scenarios, found, strict=True)}
-        weighted = any(c is not None for _, c in found)
-        runs.append(
-            batch.Graph(
-                {"graph": name},
-                settings,
-                lambda sc, e=by_id: e[sc.id][0],
-                (lambda sc, e=by_id: e[sc.id][1] or [1.0] * len(e[sc.id][0])) if weighted else None,
-            )
-        )
-    return batch.run(scenarios, [encoder], runs)
+    """Similarity-only (once, as graph 'none'), then DSGC at each hops on each graph (support
+    weighted by each edge's confidence where the inducer gives one): the `induced` protocol run
+    with these graphs as its sources, one frame."""
+    names = tuple(graphs)
+    sources = {n: (lambda _scs, _enc, f=graphs[n]: f) for n in names if n != TRUE}
+    p = Protocol.load("induced").with_(
+        encoders=(encoder,), hops=tuple(int(h) for h in hops), deltas=(float(delta),), graphs=names
+    )
+    runs = run_protocol(p, scenarios, sources=sources)
+    blind = runs.policy == "similarity"  # the same on every graph: kept once
+    sim = runs[blind & (runs.graph == names[0])].assign(graph="none")
+    return pd.concat([sim, runs[~blind]]).sort_index(kind="stable").reset_index(drop=True)
 
 
 def induced_table(runs: pd.DataFrame, **boot) -> pd.DataFrame:
@@ -340,19 +335,19 @@ def induced_table(runs: pd.DataFrame, **boot) -> pd.DataFrame:
     return stats.interval_table(r, [*CELL, "graph", "setting"], **boot)
 
 
-def versus_oracle(runs: pd.DataFrame, **boot) -> pd.DataFrame:
-    """Paired on the same seeds: DSGC on each induced graph minus DSGC on the oracle graph, and
+def versus_true(runs: pd.DataFrame, **boot) -> pd.DataFrame:
+    """Paired on the same seeds: DSGC on each induced graph minus DSGC on the true graph, and
     minus similarity-only, per cell and hops."""
     r = with_setting(runs)
     d = r[r.policy == "dsgc"]
     out = []
-    for name in sorted(set(d.graph) - {"oracle"}):
+    for name in sorted(set(d.graph) - {"true"}):
         for setting in sorted(set(d.setting)):
-            part = d[d.graph.isin(["oracle", name]) & (d.setting == setting)]
-            t = stats.paired_table(part, CELL, "graph", "oracle", name, **boot)
+            part = d[d.graph.isin(["true", name]) & (d.setting == setting)]
+            t = stats.paired_table(part, CELL, "graph", "true", name, **boot)
             t.insert(len(CELL), "graph", name)
             t.insert(len(CELL) + 1, "setting", setting)
-            t.insert(len(CELL) + 2, "against", "oracle")
+            t.insert(len(CELL) + 2, "against", "true")
             out.append(t)
     sim = r[r.policy == "similarity"].copy()
     for name in sorted(set(d.graph)):
@@ -436,7 +431,7 @@ def study_tables(
         "graph_vs_similarity": versus_similarity(runs2, **boot),
         "edges": edge_quality(scenarios, graphs, encoder, **boot),
         "induced": induced_table(runs3, **boot),
-        "induced_vs": versus_oracle(runs3, **boot),
+        "induced_vs": versus_true(runs3, **boot),
     }  # fmt: skip
 
 

@@ -35,7 +35,7 @@ from workbench.closure.window import (
 from workbench.common.io import paused_gc
 from workbench.common.options import check_number
 from workbench.common.seeds import Draw
-from workbench.dsgc.policies import DSGC
+from workbench.dsgc.policies import PolicySetting
 
 
 class GatedManager(RelevanceManager):
@@ -361,7 +361,7 @@ class DSGCManager(RelevanceManager):
         **kw,
     ):
         super().__init__(capacity, **kw)
-        self.policy = DSGC(lam=lam, tau=tau, hops=hops, delta=delta)
+        self.policy = PolicySetting("dsgc", lam=lam, tau=tau, hops=hops, delta=delta)
 
     def _propose(self, W, target):
         pos = [i for i in W if i not in self.pins]

@@ -1,10 +1,8 @@
-"""Score many scenarios under many DSGC settings at once: one array pass per setting.
-
-The same arithmetic as `policies.DSGC` and `policies.select`, row by row (the same softmax, the
-same scatter-add per hop in edge order, the same tie-breaks, the same skip-and-continue walk),
-so a batched run keeps exactly the blocks a `Trace` keeps (tests compare them). What it returns
-is only what the sweeps need: per scenario and setting, the chain kept or not, how many chain
-blocks, honeypots and fillers survived, and the displaced chain blocks.
+"""Many scenarios under many policy settings at once: scenarios of one store size packed into
+rows, each setting scored on every row in one array pass of `policies` (the same code that
+scores one scenario, a batch of one). What it returns is only what the sweeps need: per
+scenario and setting, the chain kept or not, how many chain blocks, honeypots and fillers
+survived, and the displaced chain blocks.
 """
 
 from __future__ import annotations
@@ -16,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.common.encoders import get_encoder, token_cost
-from workbench.dsgc.policies import TAU
-from workbench.dsgc.scenario import Scenario
+from workbench.dsgc.policies import PolicySetting, relevance, waves
+from workbench.dsgc.scenario import Scenario, budget_for
 
 
 @dataclass(frozen=True, repr=False)
@@ -74,7 +72,7 @@ def pack(scenarios: Sequence[Scenario], encoder, multiplier: float = 2.0) -> lis
                 scenarios=tuple(group),
                 sims=sims,
                 costs=costs,
-                budgets=budget(mass, multiplier),
+                budgets=budget_for(mass, multiplier),
                 chain=chain,
                 honeypot=kinds == "honeypot",
                 filler=kinds == "filler",
@@ -83,11 +81,6 @@ def pack(scenarios: Sequence[Scenario], encoder, multiplier: float = 2.0) -> lis
             )
         )
     return out
-
-
-def budget(mass: np.ndarray, multiplier: float) -> np.ndarray:
-    """C = max(L, ceil(M * L)) for each chain mass L (Scenario.budget, vectorized)."""
-    return np.maximum(mass, np.ceil(multiplier * mass - 1e-9)).astype(np.int64)
 
 
 def flat_edges(batch: Batch, edges: Sequence | None = None) -> np.ndarray:
@@ -105,82 +98,6 @@ def flat_edges(batch: Batch, edges: Sequence | None = None) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0, 2), dtype=np.int64)
 
 
-def relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
-    """r = softmax(sims / tau) along each row (policies.softmax_relevance, row-wise)."""
-    z = sims / tau
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def waves(
-    r: np.ndarray, edges: np.ndarray, hops: int, confidence: np.ndarray | None = None
-) -> list[np.ndarray]:
-    """The support arriving exactly h hops upstream, h = 1..hops (one scatter-add per hop); each
-    edge's share scaled by its confidence when given (policies.propagate, row-wise)."""
-    s, n = r.shape
-    wave, out = r.ravel(), []
-    dep, pre = edges[:, 0], edges[:, 1]
-    for _ in range(hops):
-        carried = wave[dep] if confidence is None else wave[dep] * confidence
-        wave = np.bincount(pre, weights=carried, minlength=s * n).astype(np.float64)
-        out.append(wave.reshape(s, n))
-    return out
-
-
-def support(w: list[np.ndarray], hops: int, delta: float) -> np.ndarray:
-    """pi: hop h weighted by delta**(h-1), summed in hop order (as policies.propagate does)."""
-    pi = np.zeros(w[0].shape) if w else None
-    for h in range(hops):
-        pi += delta**h * w[h]
-    return pi
-
-
-def rank_rows(scores: np.ndarray, sims: np.ndarray) -> np.ndarray:
-    """Each row's positions best first: by score, ties by similarity, then store order."""
-    by_sim = np.argsort(-sims, axis=1, kind="stable")
-    then = np.argsort(-np.take_along_axis(scores, by_sim, 1), axis=1, kind="stable")
-    return np.take_along_axis(by_sim, then, 1)
-
-
-def keep_rows(order: np.ndarray, costs: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """The skip-and-continue walk on every row at once: a block that fits is kept, one that does
-    not is skipped (one vectorized step per rank, not per block and row)."""
-    c = np.take_along_axis(costs, order, 1)
-    room = budgets.astype(np.int64).copy()
-    kept_sorted = np.zeros(order.shape, dtype=bool)
-    for j in range(order.shape[1]):
-        fit = c[:, j] <= room
-        kept_sorted[:, j] = fit
-        room -= np.where(fit, c[:, j], 0)
-    kept = np.zeros(order.shape, dtype=bool)
-    np.put_along_axis(kept, order, kept_sorted, 1)
-    return kept
-
-
-@dataclass(frozen=True)
-class PolicySetting:
-    """One batched policy: similarity-only (policy='similarity') or DSGC with lam, hops, delta."""
-
-    policy: str = "dsgc"
-    lam: float = 1.0
-    hops: int = 1
-    delta: float = 0.5
-    tau: float = TAU
-
-
-def order_and_keep(batch: Batch, setting: PolicySetting, w: list[np.ndarray] | None) -> tuple:
-    """(order, kept, pi) of every row under one setting; `w` are the rows' waves (any hops >=
-    setting.hops), or None for similarity-only."""
-    if setting.policy == "similarity":
-        order = np.argsort(-batch.sims, axis=1, kind="stable")
-        pi = np.zeros_like(batch.sims)
-    else:
-        r = relevance(batch.sims, setting.tau)
-        pi = support(w, setting.hops, setting.delta) if setting.lam and w else np.zeros_like(r)
-        order = rank_rows(r + setting.lam * pi, batch.sims)
-    return order, keep_rows(order, batch.costs, batch.budgets), pi
-
-
 def evaluate(
     batch: Batch,
     settings: Sequence[PolicySetting],
@@ -195,17 +112,17 @@ def evaluate(
     fc = None if confidence is None else np.concatenate([np.asarray(c, float) for c in confidence])
     if fc is not None and len(fc) != len(fe):
         raise ValueError(f"{len(fc)} confidences for {len(fe)} edges")
-    by_tau: dict[float, list[np.ndarray]] = {}
-    need = max((s.hops for s in settings if s.policy != "similarity"), default=0)
+    by_tau: dict[float, list[np.ndarray]] = {}  # the waves at each tau, once for every setting
+    need = max((s.hops for s in settings if s.policy in ("dsgc", "no-graph")), default=0)
     frames = []
     for st in settings:
         w = None
-        if st.policy != "similarity":
+        if st.policy in ("dsgc", "no-graph"):
             if st.tau not in by_tau:
                 by_tau[st.tau] = waves(relevance(batch.sims, st.tau), fe, need, fc)
             w = by_tau[st.tau]
-        order, kept, pi = order_and_keep(batch, st, w)
-        frames.append(_metrics(batch, st, order, kept, pi, columns))
+        order, kept, _, pi, _ = st.decide(batch.sims, batch.costs, batch.budgets, w=w)
+        frames.append(_metrics(batch, st, order, kept, st.lam * pi, columns))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -232,9 +149,9 @@ def _metrics(batch, st, order, kept, pi, columns) -> pd.DataFrame:
             "total_blocks": batch.shape[1],
             **columns,
             "policy": st.policy,
-            "lambda": st.lam if st.policy != "similarity" else 0.0,
-            "hops": st.hops if st.policy != "similarity" else 0,
-            "delta": st.delta if st.policy != "similarity" else 0.0,
+            "lambda": st.lam if st.reads_graph else 0.0,  # the knobs a graph-blind ranking ignores
+            "hops": st.hops if st.reads_graph else 0,
+            "delta": st.delta if st.reads_graph else 0.0,
             "full_chain_retained": full,
             "chain_kept": chain_kept,
             "chain_size": chain_size,
@@ -242,7 +159,7 @@ def _metrics(batch, st, order, kept, pi, columns) -> pd.DataFrame:
             "honeypots": batch.honeypot.sum(1),
             "fillers_kept": (kept & batch.filler).sum(1),
             "fillers": batch.filler.sum(1),
-            "off_chain_support": off,  # share of pi landing on non-chain blocks
+            "off_chain_support": off,  # share of lambda * pi landing on non-chain blocks
             "displaced": lost,
         }
     )

@@ -1,8 +1,11 @@
 """Retention policies: score every block, rank, then keep greedily under a token budget.
 
-A policy is any callable ``policy(emb, q, edges, costs, budget) -> Retention`` where ``emb`` is
-the (N, d) block embedding matrix, ``q`` the (d,) query embedding, ``edges`` an (|E|, 2) int
-array of (dependent, prerequisite) store positions and ``costs`` the (N,) token costs.
+The paper's rule, written once over a leading batch axis (rows are scenarios of one store size;
+one scenario is a batch of one): r = softmax(sims / tau) along each row, pi the support that
+arrives from a block's dependents (one scatter-add per hop), I = r + lambda * pi, a stable
+ranking, and the skip-and-continue budget walk. `PolicySetting` is the one shape of a policy's
+knobs; called on (emb, q, edges, costs, budget) it is a policy, as any plain function with that
+signature returning a `Retention` is. `workbench.dsgc.batch` only packs scenarios into rows.
 """
 
 from __future__ import annotations
@@ -12,16 +15,20 @@ from functools import cached_property
 
 import numpy as np
 
-from workbench.common.options import check_number
+from workbench.common.options import check_choice, check_number
 
 TAU = 0.25
 LAMBDA = 1.0
-PARTIAL_FROM = 4096  # stores at least this large sort only the head of the ranking the walk needs
+DELTA = 0.5  # the damping of each hop past the first
+POLICIES = ("similarity", "no-graph", "dsgc", "recency")
+GRAPH_POLICIES = ("dsgc",)  # the policies whose ranking reads the graph
+PARTIAL_FROM = 4096  # a store at least this large sorts only the head of the ranking the walk needs
 
 
 @dataclass(frozen=True, repr=False)
 class Retention:
-    """What a policy decided: per-block scores (r, pi, I), the ranking and the kept set."""
+    """What a policy decided for one scenario: per-block scores (r, pi, I), the ranking and the
+    kept set."""
 
     policy: str
     sims: np.ndarray  # raw cosine to the query
@@ -77,86 +84,113 @@ class Retention:
         )
 
 
-# --- the pieces ------------------------------------------------------------------------------
+# --- the paper's score, row by row ------------------------------------------------------------
 
 
-def softmax_relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
-    """r = softmax(sims / tau) over all N blocks."""
+def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Query similarity: one matrix-vector product (rows and query are L2-normalized).
+
+    The query takes the matrix's dtype (a float64 query would upcast a float32 matrix, a copy
+    twice its size); sims are float64 from here on.
+    """
+    return np.asarray(emb @ np.asarray(q, dtype=emb.dtype), dtype=np.float64)
+
+
+def relevance(sims: np.ndarray, tau: float = TAU) -> np.ndarray:
+    """r = softmax(sims / tau) over each row's N blocks."""
     z = sims / tau
-    e = np.exp(z - z.max()) if len(z) else z
-    return e / e.sum() if len(z) else e
+    if z.shape[-1] == 0:
+        return z
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-def propagate(r: np.ndarray, edges: np.ndarray, hops: int = 1, delta: float = 1.0) -> np.ndarray:
-    """pi_i = sum of r_j over dependents j of i; k hops add delta**(h-1) times the h-step support.
+def waves(r: np.ndarray, edges: np.ndarray, hops: int, confidence=None) -> list[np.ndarray]:
+    """The support arriving exactly h hops upstream, h = 1..hops: one scatter-add per hop, each
+    edge carrying its dependent's wave to its prerequisite (scaled by the edge's confidence when
+    given). `edges` are (|E|, 2) flat positions [dependent, prerequisite] into r's rows."""
+    shape, wave, out = r.shape, r.ravel(), []
+    dep, pre = edges[:, 0], edges[:, 1]
+    for _ in range(hops):
+        carried = wave[dep] if confidence is None else wave[dep] * confidence
+        wave = np.bincount(pre, weights=carried, minlength=wave.size)
+        out.append(wave.reshape(shape))
+    return out
 
-    `edges` is (|E|, 2) store positions [dependent, prerequisite], or (|E|, 3) with each edge's
-    confidence in column 2: the support an edge carries is scaled by it (all ones: the paper's
-    lambda * pi, to the last bit)."""
-    n = len(r)
-    pi = np.zeros(n)
-    if len(edges) == 0 or hops < 1:
-        return pi
-    if edges.shape[1] == 3:
-        dep, pre, w = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64), edges[:, 2]
-    else:
-        dep, pre, w = edges[:, 0], edges[:, 1], None
-    wave = r
-    for h in range(hops):  # one scatter-add per hop
-        carried = wave[dep] if w is None else wave[dep] * w
-        wave = np.bincount(pre, weights=carried, minlength=n)
-        pi += delta**h * wave
+
+def support(w: list[np.ndarray], hops: int, delta: float = DELTA) -> np.ndarray:
+    """pi = sum over h of delta**(h-1) times the support arriving h hops upstream."""
+    pi = np.zeros(w[0].shape)
+    for h in range(hops):
+        pi += delta**h * w[h]
     return pi
 
 
 def rank(scores: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """Positions best first; ties by `tiebreak` (descending), then store order.
+    """Each row's positions best first; ties by `tiebreak` (descending), then store order.
 
-    Exactly np.lexsort((-tiebreak, -scores)), at about the cost of one unstable sort: only the
-    runs of equal scores are sorted again, by (-tiebreak, position).
+    Exactly np.lexsort((-tiebreak, -scores)) per row, at about the cost of one unstable sort:
+    only the runs of equal scores are sorted again, by (-tiebreak, position). A 1-d `scores` is
+    one row and gives a 1-d order.
     """
-    order = np.argsort(-scores)  # unstable (SIMD); ties are settled below, whatever it left
-    s = scores[order]
+    s2 = np.atleast_2d(scores)
+    b, n = s2.shape
+    if n == 0:
+        return np.zeros(s2.shape, dtype=np.int64) if np.ndim(scores) == 2 else np.zeros(0, np.int64)
+    order = np.argsort(-s2, axis=-1)  # unstable (SIMD); ties are settled below
+    offset = (np.arange(b, dtype=np.int64) * n)[:, None]
+    flat = (order + offset).ravel()
+    s = s2.ravel()[flat]
     eq = s[1:] == s[:-1]  # -0.0 == 0.0: signed zeros tie, as in a stable sort
-    if not eq.any():
-        return order
-    tied = np.zeros(len(s), dtype=bool)
-    tied[1:] |= eq
-    tied[:-1] |= eq
-    at = np.flatnonzero(tied)  # places of `order` inside a run of >= 2 equal scores
-    new_run = np.ones(len(at), dtype=bool)
-    new_run[1:] = ~((at[1:] == at[:-1] + 1) & eq[at[1:] - 1])
-    run_id = np.cumsum(new_run)
-    idx = order[at]
-    second = np.zeros(len(idx)) if tiebreak is None else -tiebreak[idx]
-    order[at] = idx[np.lexsort((idx, second, run_id))]
-    return order
+    eq[n - 1 :: n] = False  # never across two rows
+    if eq.any():
+        tied = np.zeros(len(s), dtype=bool)
+        tied[1:] |= eq
+        tied[:-1] |= eq
+        at = np.flatnonzero(tied)  # places inside a run of >= 2 equal scores
+        new_run = np.ones(len(at), dtype=bool)
+        new_run[1:] = ~((at[1:] == at[:-1] + 1) & eq[at[1:] - 1])
+        idx = flat[at]
+        second = np.zeros(len(idx)) if tiebreak is None else -np.ravel(tiebreak)[idx]
+        flat[at] = idx[np.lexsort((idx, second, np.cumsum(new_run)))]
+    out = flat.reshape(b, n) - offset
+    return out if np.ndim(scores) == 2 else out[0]
 
 
-def select(order: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
-    """Walk the ranking; keep a block if it fits, skip it if not, and go on (skip-and-continue)."""
-    kept = np.zeros(len(costs), dtype=bool)
-    walk(order, costs, int(budget), kept)
-    return kept
+def walk(order: np.ndarray, costs: np.ndarray, room, kept: np.ndarray):
+    """The budget walk, marking `kept` (store order) in place; returns the room left.
 
-
-def walk(order: np.ndarray, costs: np.ndarray, room: int, kept: np.ndarray) -> int:
-    """The budget walk over `order`, marking `kept` in place; returns the room left.
-
-    Vectorized: each pass keeps the longest fitting prefix of the blocks that could still fit,
-    so there is one cumulative sum per skipped block, not a Python step per block.
+    Each row walks its `order` (positions, best first): a block that fits is kept, one that does
+    not is skipped and the walk goes on. Each pass keeps, in every row at once, the longest
+    fitting prefix of the blocks that could still fit: one cumulative sum per skipped block, not
+    a Python step per block. 1-d arguments are one row.
     """
-    cand = order
-    while len(cand):
-        cand = cand[costs[cand] <= room]  # a block larger than the room left can never fit
-        if not len(cand):
-            break
-        fits = np.cumsum(costs[cand]) <= room
-        stop = int(np.argmin(fits)) if not fits.all() else len(cand)
-        kept[cand[:stop]] = True
-        room -= int(costs[cand[:stop]].sum())
-        cand = cand[stop + 1 :]  # the first block that did not fit is skipped
-    return room
+    if np.ndim(order) == 1:
+        return int(walk(order[None], np.asarray(costs)[None], [room], kept[None])[0])
+    c = np.take_along_axis(costs, order, 1)
+    room = np.array(room, dtype=np.int64)
+    alive = np.ones(order.shape, dtype=bool)
+    cols, rows = np.arange(order.shape[1]), np.arange(len(order))
+    while True:
+        alive &= c <= room[:, None]  # larger than the room left: never fits (the room only shrinks)
+        if not alive.any():
+            return room
+        over = alive & (np.cumsum(np.where(alive, c, 0), axis=1) > room[:, None])
+        skip = over.any(axis=1)
+        stop = np.where(skip, over.argmax(axis=1), order.shape[1])  # the first that does not fit
+        take = alive & (cols < stop[:, None])
+        r, j = np.nonzero(take)
+        kept[r, order[r, j]] = True
+        room -= np.where(take, c, 0).sum(axis=1)
+        alive &= ~take
+        alive[rows[skip], stop[skip]] = False
+
+
+def select(order: np.ndarray, costs: np.ndarray, budget) -> np.ndarray:
+    """The kept mask of the budget walk over `order` (rows, or one 1-d ranking)."""
+    kept = np.zeros(np.shape(costs), dtype=bool)
+    walk(order, costs, budget if np.ndim(order) == 1 else np.asarray(budget), kept)
+    return kept
 
 
 def eviction_margin(
@@ -171,139 +205,110 @@ def eviction_margin(
     return float(scores[kept].min() - scores[~kept].max())
 
 
-def cosine(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Query similarity: one matrix-vector product (rows and query are L2-normalized).
-
-    The query takes the matrix's dtype (a float64 query would upcast a float32 matrix, a copy
-    twice its size); sims are float64 from here on.
-    """
-    return np.asarray(emb @ np.asarray(q, dtype=emb.dtype), dtype=np.float64)
-
-
-# --- the policies ----------------------------------------------------------------------------
+def split_edges(edges) -> tuple[np.ndarray, np.ndarray | None]:
+    """(positions, confidence or None) from (|E|, 2) positions or (|E|, 3) with each edge's
+    confidence in column 2 (`Scenario.edge_index`)."""
+    edges = np.asarray(edges)
+    if edges.ndim == 2 and edges.shape[1] == 3:
+        return edges[:, :2].astype(np.int64), edges[:, 2].astype(np.float64)
+    return edges.reshape(-1, 2).astype(np.int64), None
 
 
-def decide(name, sims, scores, order, costs, budget, r=None, pi=None, params=None) -> Retention:
-    """A Retention from a ranking: walk `order` under the budget (r and pi default to zeros)."""
-    kept = select(order, costs, budget)
-    return _retention(name, sims, scores, order, kept, costs, budget, r, pi, params, None)
-
-
-def decide_ranked(name, sims, scores, tiebreak, costs, budget, r=None, pi=None, params=None):
-    """A Retention that ranks by (scores, tiebreak, store order): fully for small stores, only
-    the head the budget walk needs from PARTIAL_FROM blocks on (the same kept set either way)."""
-    if len(scores) < PARTIAL_FROM:
-        head = rank(scores, tiebreak)
-        kept = select(head, costs, budget)
-    else:
-        head, kept = rank_select_partial(scores, tiebreak, costs, budget)
-    return _retention(name, sims, scores, head, kept, costs, budget, r, pi, params, tiebreak)
-
-
-def _retention(name, sims, scores, head, kept, costs, budget, r, pi, params, tiebreak):
-    zeros = np.zeros(len(sims))
-    return Retention(
-        policy=name,
-        sims=sims,
-        r=zeros if r is None else r,
-        pi=zeros if pi is None else pi,
-        scores=scores,
-        head=head,
-        kept=kept,
-        budget=int(budget),
-        costs=costs,
-        params=params or {},
-        tiebreak=tiebreak,
-    )
-
-
-def similarity_only(emb, q, edges, costs, budget) -> Retention:
-    """Rank by raw cosine to the query."""
-    sims = cosine(emb, q)
-    return decide_ranked("similarity", sims, sims, None, costs, budget)
+# --- the one shape of a policy ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class DSGC:
-    """I = r + lambda * pi with r = softmax(E q / tau) and pi propagated over `hops` hops.
+class PolicySetting:
+    """A retention policy and its knobs, range-checked (workbench.common.options).
 
-    hops=1 is the paper's rule; each extra hop is damped by `delta`. lam=0 is no-graph DSGC.
-    `density` > 0 divides I by cost**density (the length-density variant; 0 in the paper).
-    Knobs are range-checked (workbench.common.options.RANGES): tau > 0, lam, delta, density >= 0, all
-    finite, 1 <= hops <= MAX_HOPS (no propagation is lam=0: no-graph DSGC).
+    similarity: rank by raw cosine. dsgc: I = r + lam * pi, pi over `hops` hops, each hop past
+    the first damped by `delta`; `density` > 0 divides I by cost**density (the length-density
+    variant; 0 in the paper). no-graph: DSGC at lam = 0 (ranks as similarity-only). recency: the
+    newest block first. Calling a setting on (emb, q, edges, costs, budget) runs it on one
+    scenario; `decide` runs it on rows of scenarios.
     """
 
+    policy: str = "dsgc"
     lam: float = LAMBDA
     tau: float = TAU
     hops: int = 1
-    delta: float = 0.5
+    delta: float = DELTA
     density: float = 0.0
-    name: str = "dsgc"
 
     def __post_init__(self):
-        for knob, value in (
-            ("lambda", self.lam),
-            ("tau", self.tau),
-            ("hops", self.hops),
-            ("delta", self.delta),
-            ("density", self.density),
-        ):
+        check_choice("policy", self.policy, POLICIES)
+        for knob, value in (("lambda", self.lam), ("tau", self.tau), ("hops", self.hops),
+                            ("delta", self.delta), ("density", self.density)):  # fmt: skip
             check_number(knob, value)
         object.__setattr__(self, "hops", int(self.hops))  # 2.0 -> 2: range() needs an int
+        if self.policy == "no-graph":
+            object.__setattr__(self, "lam", 0.0)
 
-    def __call__(self, emb, q, edges, costs, budget) -> Retention:
-        sims = cosine(emb, q)
-        r = softmax_relevance(sims, self.tau)
-        pi = propagate(r, edges, self.hops, self.delta)
+    @property
+    def reads_graph(self) -> bool:
+        return self.policy in GRAPH_POLICIES
+
+    @property
+    def params(self) -> dict:
+        """The knobs a run records (DSGC's only: the other rankings have none)."""
+        if self.policy not in ("dsgc", "no-graph"):
+            return {}
+        return {"lambda": self.lam, "tau": self.tau, "hops": self.hops, "delta": self.delta,
+                "density": self.density}  # fmt: skip
+
+    def score(self, sims, costs, edges=None, confidence=None, w=None):
+        """(r, pi, I, tiebreak) of each row: `edges` flat positions into the rows, or `w`, the
+        rows' waves already computed (at least `hops` of them, at this tau)."""
+        zeros = np.zeros(sims.shape)
+        if self.policy == "similarity":
+            return zeros, zeros, sims, None
+        if self.policy == "recency":
+            n = sims.shape[-1]
+            newest = np.broadcast_to(np.arange(n, dtype=np.float64) / max(n - 1, 1), sims.shape)
+            return zeros, zeros, newest, None
+        r = relevance(sims, self.tau)
+        if w is None:
+            w = waves(r, np.zeros((0, 2), np.int64) if edges is None else edges, self.hops,
+                      confidence)  # fmt: skip
+        pi = support(w, self.hops, self.delta)
         scores = r + self.lam * pi
         if self.density:
             scores = scores / np.asarray(costs, dtype=np.float64) ** self.density
-        params = {
-            "lambda": self.lam,
-            "tau": self.tau,
-            "hops": self.hops,
-            "delta": self.delta,
-            "density": self.density,
-        }
         # ties in I (e.g. exp underflow) fall back to raw similarity, then store order, so that
         # lam = 0 reproduces the similarity-only ranking exactly
-        return decide_ranked(self.name, sims, scores, sims, costs, budget, r, pi, params)
+        return r, pi, scores, sims
+
+    def decide(self, sims, costs, budgets, edges=None, confidence=None, w=None):
+        """(order, kept, r, pi, I) of rows of scenarios: (S, N) sims and costs, (S,) budgets."""
+        r, pi, scores, tiebreak = self.score(sims, costs, edges, confidence, w)
+        order = rank(scores, tiebreak)
+        return order, select(order, costs, budgets), r, pi, scores
+
+    def __call__(self, emb, q, edges, costs, budget) -> Retention:
+        sims = cosine(emb, q)
+        costs = np.asarray(costs)
+        pos, conf = split_edges(edges)
+        r, pi, scores, tiebreak = self.score(sims[None], costs[None], pos, conf)
+        r, pi, scores = r[0], pi[0], scores[0]
+        tiebreak = None if tiebreak is None else tiebreak[0]
+        if len(sims) < PARTIAL_FROM:
+            head = rank(scores, tiebreak)
+            kept = select(head, costs, budget)
+        else:
+            head, kept = rank_select_partial(scores, tiebreak, costs, budget)
+        return Retention(self.policy, sims, r, pi, scores, head, kept, int(budget), costs,
+                         self.params, tiebreak)  # fmt: skip
+
+    def __repr__(self) -> str:
+        if not self.params:
+            return f"PolicySetting({self.policy})"
+        d = f", density={self.density:g}" if self.density else ""
+        return (f"PolicySetting({self.policy}, lambda={self.lam:g}, tau={self.tau:g}, "
+                f"hops={self.hops}, delta={self.delta:g}{d})")  # fmt: skip
 
 
-def recency(emb, q, edges, costs, budget) -> Retention:
-    """Sliding window: newest (last ingested) first, same budgeted walk."""
-    n = len(costs)
-    sims = cosine(emb, q)
-    scores = np.arange(n, dtype=np.float64) / max(n - 1, 1)
-    order = np.arange(n)[::-1].copy()
-    return decide("recency", sims, scores, order, costs, budget)
-
-
-POLICIES = ("similarity", "no-graph", "dsgc", "recency")
-
-
-def make_policy(
-    name: str,
-    lam: float = LAMBDA,
-    tau: float = TAU,
-    hops: int = 1,
-    delta: float = 0.5,
-    density: float = 0.0,
-):
-    """A policy by its command-line name; the knobs are range-checked for every policy (those
-    that ignore them included), so a bad value is an error wherever it is given."""
-    for knob, value in (("lambda", lam), ("tau", tau), ("hops", hops), ("delta", delta)):
-        check_number(knob, value)
-    check_number("density", density)
-    if name == "similarity":
-        return similarity_only
-    if name == "no-graph":
-        return DSGC(lam=0.0, tau=tau, hops=hops, delta=delta, density=density, name="no-graph")
-    if name == "dsgc":
-        return DSGC(lam=lam, tau=tau, hops=hops, delta=delta, density=density)
-    if name == "recency":
-        return recency
-    raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
+similarity_only = PolicySetting("similarity")  # a policy: rank by raw cosine
+recency = PolicySetting("recency")  # a policy: sliding window, newest first
 
 
 # --- the head of the ranking only (large stores) ---------------------------------------------

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -12,9 +12,8 @@ from workbench.common.io import InputError, read_json
 from workbench.common.options import check_number
 from workbench.common.reference import data_path
 from workbench.common.seeds import format_seeds, parse_seeds
-from workbench.dsgc import batch
 from workbench.dsgc.generator import TEMPLATES, TIERS, generate
-from workbench.dsgc.policies import POLICIES
+from workbench.dsgc.policies import POLICIES, PolicySetting
 from workbench.dsgc.scenario import Scenario
 
 
@@ -61,10 +60,9 @@ def _noise(v) -> tuple[float, int]:
 
 
 REQUIRED = ("name", "description")  # every other field defaults to the main protocol's
+TRUE = "true"  # the graph source of the scenarios' own edges
 
 # the run-table columns a summary may group by
-
-
 SUMMARY_KEYS = (
     "encoder",
     "template",
@@ -78,7 +76,48 @@ SUMMARY_KEYS = (
     "delta",
     "drop",
     "spurious",
+    "graph",
 )
+
+
+def _graph_name(v) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(
+            f"must be a graph source name ('true' or an inducer); got {json.dumps(v)[:40]}"
+        )
+    return v
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Which edges a run ranks over: a source ('true', the scenarios' own edges, or an inducer's
+    name) and, on the true edges, the noise put on them (a share dropped, spurious ones added)."""
+
+    source: str = TRUE
+    drop: float = 0.0
+    spurious: int = 0
+
+    @property
+    def columns(self) -> dict:
+        """The columns that label a run on this graph."""
+        return {"graph": self.source, "drop": self.drop, "spurious": self.spurious}
+
+    def __repr__(self) -> str:
+        noise = f", drop {self.drop:g}, +{self.spurious}" if self.drop or self.spurious else ""
+        return f"Graph({self.source}{noise})"
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One setting of a protocol's grid: the policy and its knobs, the budget multiplier, the
+    graph."""
+
+    policy: PolicySetting
+    multiplier: float
+    graph: Graph
+
+    def __repr__(self) -> str:
+        return f"GridPoint({self.policy!r}, M={self.multiplier:g}, {self.graph!r})"
 
 
 @dataclass(frozen=True)
@@ -104,10 +143,9 @@ class Protocol:
     summary: tuple[str, ...] = ("encoder", "regime", "policy")
     description: str = ""
     paper_table: str = ""
-    deltas: tuple[float, ...] = ()  # dampings swept for hops > 1 (batch engine); empty: `delta`
-    engine: str = (
-        "trace"  # "trace": a Trace per run; "batch": workbench.dsgc.batch, sweep metrics only
-    )
+    deltas: tuple[float, ...] = ()  # dampings swept for hops > 1; empty: `delta` alone
+    engine: str = "trace"  # "trace": a Trace per run; "batch": many per array pass, sweep metrics
+    graphs: tuple[str, ...] = (TRUE,)  # graph sources: 'true', or an inducer's name (beyond)
 
     # how each field is read from JSON: type, names and ranges checked (workbench.common.options)
     _READ = {
@@ -129,6 +167,7 @@ class Protocol:
         "paper_table": _text,
         "deltas": lambda v: () if v == [] else _knobs("delta", "dampings")(v),
         "engine": _one_of(("trace", "batch")),
+        "graphs": lambda v: _list(v, "graph source names", _graph_name),
     }
 
     @classmethod
@@ -189,6 +228,29 @@ class Protocol:
     def with_(self, **changes) -> Protocol:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def grid(self) -> Iterator[GridPoint]:
+        """Every setting the protocol runs, in run order: policies outer, then M, lambda, hops,
+        damping and graph (each source, then each noise level on the true edges). A policy that
+        reads no graph's knobs (similarity, recency, no-graph) runs once per M and graph."""
+        deltas = self.deltas or (self.delta,)
+        first = (self.lambdas[0], self.hops[0], deltas[0])
+        graphs = [Graph(src) for src in self.graphs if src != TRUE]
+        if TRUE in self.graphs:
+            at = self.graphs.index(TRUE)
+            graphs[at:at] = [Graph(TRUE, float(d), int(s)) for d, s in self.graph_noise]
+        elif self.graph_noise != ((0.0, 0),):
+            raise ValueError(f"protocol {self.name!r}: graph_noise applies to the true edges only")
+        for pol in self.policies:
+            for mult in self.budget_multipliers:
+                for lam in self.lambdas:
+                    for hops in self.hops:
+                        for delta in deltas:
+                            if pol != "dsgc" and (lam, hops, delta) != first:
+                                continue
+                            setting = PolicySetting(pol, lam, self.tau, hops, delta)
+                            for g in graphs:
+                                yield GridPoint(setting, float(mult), g)
+
 
 def known_protocols() -> list[str]:
     """The names of the protocols shipped with the package."""
@@ -209,24 +271,6 @@ def scenarios_for(protocol: Protocol) -> list[Scenario]:
     ]
 
 
-def protocol_grid(protocol: Protocol) -> list[tuple]:
-    """The (policy, M, lambda, hops, (drop, spurious)) runs of a protocol, in run order;
-    policies that ignore lambda and hops run once."""
-    grid = itertools.product(
-        protocol.policies,
-        protocol.budget_multipliers,
-        protocol.lambdas,
-        protocol.hops,
-        protocol.graph_noise,
-    )
-    first = (protocol.lambdas[0], protocol.hops[0])
-    return [
-        (pol, mult, lam, hops, noise)
-        for pol, mult, lam, hops, noise in grid
-        if pol not in ("similarity", "recency", "no-graph") or (lam, hops) == first
-    ]
-
-
 def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
     """A named protocol with notebook-style overrides: SEEDS as N or 'A:B', ENCODERS as
     'lexical,sentence' or a list, and scalar or list values for the grid fields."""
@@ -242,26 +286,3 @@ def protocol_for(name: str, seeds=None, encoders=None, **overrides) -> Protocol:
             value = value.split(",")
         changes[key] = tuple(value) if isinstance(value, list | tuple) else (value,)
     return Protocol.load(name).with_(**changes)
-
-
-def batch_settings(protocol: Protocol) -> list[batch.PolicySetting]:
-    """The policy settings of a protocol (similarity-only and no-graph once; DSGC per lambda,
-    hops and damping)."""
-    out = []
-    for pol in protocol.policies:
-        if pol == "similarity":
-            out.append(batch.PolicySetting("similarity", tau=protocol.tau))
-        elif pol == "no-graph":
-            out.append(
-                batch.PolicySetting("no-graph", lam=0.0, hops=0, delta=0.0, tau=protocol.tau)
-            )
-        elif pol == "dsgc":
-            out += [
-                batch.PolicySetting("dsgc", lam, hops, delta, protocol.tau)
-                for lam in protocol.lambdas
-                for hops in protocol.hops
-                for delta in (protocol.deltas or (protocol.delta,))
-            ]
-        else:
-            raise ValueError(f"the batch engine runs similarity, no-graph and dsgc, not {pol!r}")
-    return out

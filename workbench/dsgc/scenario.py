@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,11 @@ CONFIDENCE = "edge_confidence"  # optional: one number in (0, 1] per edge, in ed
 KNOWN = frozenset(
     {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
 )
+
+
+def budget_for(mass, multiplier: float):
+    """The paper's budget C = max(L, ceil(M * L)) for a chain mass L (or an array of them)."""
+    return np.maximum(mass, np.ceil(multiplier * np.asarray(mass) - 1e-9)).astype(np.int64)
 
 
 class ScenarioError(InputError):
@@ -124,8 +128,7 @@ class Scenario:
 
     def budget(self, multiplier: float) -> int:
         """C = max(L, ceil(M * L))."""
-        mass = self.chain_mass()
-        return max(mass, math.ceil(multiplier * mass - 1e-9))
+        return int(budget_for(self.chain_mass(), multiplier))
 
     def block(self, block_id: str) -> Block:
         return self.blocks[self.index()[block_id]]

@@ -10,7 +10,7 @@ import pandas as pd
 
 from workbench.common.encoders import get_encoder
 from workbench.dsgc.generator import generate, worked_example
-from workbench.dsgc.policies import Retention, eviction_margin, make_policy
+from workbench.dsgc.policies import PolicySetting, Retention, eviction_margin
 from workbench.dsgc.scenario import Scenario
 
 WORKED = "worked"  # the paper's section 2.2 example, as a template name settings accept
@@ -25,7 +25,9 @@ def run(scenario: Scenario, encoder, policy, multiplier: float = 2.0) -> Retenti
 
 @dataclass(frozen=True)
 class Setting:
-    """One run's every knob: which scenario, which encoder and policy, and the policy's knobs."""
+    """One run's every knob, as the explorer's controls hold them: which scenario (template,
+    seed, blocks), which encoder, the budget multiplier, and the policy's knobs (`policy_setting`:
+    the one shape a policy takes, with the default damping)."""
 
     template: str = "profile"
     seed: int = 0
@@ -39,6 +41,10 @@ class Setting:
 
     def with_(self, **changes) -> Setting:
         return replace(self, **changes)
+
+    @property
+    def policy_setting(self) -> PolicySetting:
+        return PolicySetting(self.policy, lam=self.lam, tau=self.tau, hops=self.hops)
 
 
 @lru_cache(maxsize=256)
@@ -54,8 +60,7 @@ def run_setting(setting: Setting, scenario: Scenario | None = None, **changes) -
     one read from a file) replaces the generated one that template, seed and blocks name."""
     s = setting.with_(**changes) if changes else setting
     sc = scenario if scenario is not None else scenario_for(s.template, s.seed, s.total_blocks)
-    policy = make_policy(s.policy, lam=s.lam, tau=s.tau, hops=s.hops)
-    return Trace(sc, run(sc, get_encoder(s.encoder), policy, s.multiplier), s.encoder)
+    return Trace(sc, run(sc, get_encoder(s.encoder), s.policy_setting, s.multiplier), s.encoder)
 
 
 def indirect_prerequisites(scenario: Scenario, sims: np.ndarray) -> dict[str, str]:

@@ -29,7 +29,7 @@ import pandas as pd
 from workbench.common.encoders import LEXICAL_DIM, get_encoder
 from workbench.common.io import InputError, UniqueIds, atomic_path, read_jsonl
 from workbench.common.sweep import chunks, run_tasks
-from workbench.dsgc.policies import make_policy
+from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.scenario import Block, Scenario
 from workbench.scale.layout import (
     KINDS,
@@ -287,7 +287,7 @@ def _retention_task(
         mass = int(store.costs[chain].sum())
         budget = max(mass, math.ceil(params["multiplier"] * mass - 1e-9))
         for pol in params["policies"]:
-            ret = make_policy(pol)(emb, qemb[qi], store.edges, store.costs, budget)
+            ret = PolicySetting(pol)(emb, qemb[qi], store.edges, store.costs, budget)
             kept = ret.kept[chain]
             rows.append(
                 {

@@ -22,7 +22,7 @@ import tracemalloc
 
 import numpy as np
 
-from workbench.dsgc.policies import DSGC, rank, select
+from workbench.dsgc.policies import PolicySetting, rank, select
 
 BUDGET = 60  # tokens: about one chain's 2L, the budget the paper's protocol gives a query
 
@@ -58,7 +58,7 @@ def scatter_step(sims, edges) -> np.ndarray:
 
 def our_step(emb, q, edges, costs, budget: int = BUDGET):
     """One DSGC retention step as the library runs it."""
-    return DSGC()(emb, q, edges, costs, budget)
+    return PolicySetting()(emb, q, edges, costs, budget)
 
 
 def measure(n: int, d: int = 384, n_edges: int | None = None, repeat: int = 5, seed: int = 0):
