@@ -22,8 +22,10 @@
 
 from IPython.display import Markdown
 
-from workbench.closure import charts, compare, gate, logs, managers, notes, report
-from workbench.closure.spans import load_spans
+from workbench.closure import logs
+from workbench.closure.logs import compare
+from workbench.closure.window import charts, gate, managers, notes, report
+from workbench.closure.window.spans import load_spans
 from workbench.common.io import write_csv
 from workbench.common.notebook import record, show_figure, show_table
 from workbench.common.seeds import seed_range
@@ -47,7 +49,7 @@ RESULTS_DIR = "../data/results"  # folder for CSV tables
 # %%
 names = MANAGERS.split(",")
 seeds = seed_range(SEEDS)
-SIM = f"simulated: workbench.closure.agent, seeds {SEEDS}, {TURNS} turns, capacity {CAPACITY}, {ENCODER} scorer"
+SIM = f"simulated: workbench.closure.window.agent, seeds {SEEDS}, {TURNS} turns, capacity {CAPACITY}, {ENCODER} scorer"
 
 # %% [markdown]
 # ## The worked example
@@ -254,7 +256,7 @@ record("story", report.story(run))
 # %% [markdown]
 # ## Agent logs: langchain-core's `trim_messages`, keep-last-N and the closure-safe trimmer
 #
-# The same conversations as OpenAI chat, OpenAI Responses, Anthropic and LangChain logs (rendered by `workbench.closure.loggen`): three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the LangChain form (its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
+# The same conversations as OpenAI chat, OpenAI Responses, Anthropic and LangChain logs (rendered by `workbench.closure.logs.loggen`): three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the LangChain form (its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
 
 # %%
 side = compare.side_by_side(compare.test_logs(seed_range(LOG_SEEDS), LOG_TURNS))

@@ -139,8 +139,8 @@ def bench_explorer_browser() -> None:
 
 def bench_closure() -> None:
     """The closure study's speed targets (issue 14): near-linear check and replay."""
-    from workbench.closure import managers, spans
-    from workbench.closure.agent import long_log
+    from workbench.closure.window import managers, spans
+    from workbench.closure.window.agent import long_log
 
     t0 = time.perf_counter()
     sum(range(10**6))
@@ -203,10 +203,9 @@ def bench_closure() -> None:
         kept = list(range(r))
         med, _ = timed(lambda: index.report(kept), repeat=5)  # noqa: B023
         report(f"one closure scan of {r:,} retained spans (median)", med)
-    from workbench.closure import loggen
-    from workbench.closure.agent import episode_log
-    from workbench.closure.logs import read
-    from workbench.closure.trim import trim_log
+    from workbench.closure.logs import loggen, read
+    from workbench.closure.logs.trim import trim_log
+    from workbench.closure.window.agent import episode_log
 
     for turns in (300, 3_000):  # a simulated agent's episode as an OpenAI message list
         log = read(
@@ -229,7 +228,8 @@ def bench_logs() -> None:
     on the same LangChain message objects, same counter (its count_tokens_approximately), strategy
     "last", budgets of 1, 10 and 50 % of the tokens, for a log whose polls reach far back and one
     whose polls reach a few rounds back: median of 3 runs, interleaved."""
-    from workbench.closure import loggen, logs, trim
+    from workbench.closure import logs
+    from workbench.closure.logs import loggen, trim
 
     with tempfile.TemporaryDirectory() as d:
         for n in (10_000, 100_000):
@@ -262,7 +262,7 @@ def bench_logs() -> None:
     except ImportError:
         print("(langchain-core not installed: no side-by-side with trim_messages)")
         return
-    from workbench.closure.compare import langchain_counter
+    from workbench.closure.logs.compare import langchain_counter
 
     for reach in ("uniform", "recent"):
         conv = loggen.long_conversation(100_000, reach=reach)

@@ -24,7 +24,7 @@ if [ ! -f "$stamp" ]; then
 fi
 # the closure gate's replay loop is compiled once (numba caches it beside its module; about
 # 30 s the first time, then a second or two to load)
-.venv/bin/python -m workbench.closure.fastgate
+.venv/bin/python -m workbench.closure.window.fastgate
 if [ "${1:-}" = "--browser" ]; then
   if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
     if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main as workbench_main
-from workbench.closure import agent as agentsim
-from workbench.closure import gate, managers, report, window
-from workbench.closure import spans as closure
-from workbench.closure.spans import ContextClosureError, Span, SpanError
+from workbench.closure.window import agent as agentsim
+from workbench.closure.window import cycle as window
+from workbench.closure.window import gate, managers, report
+from workbench.closure.window import spans as closure
+from workbench.closure.window.spans import ContextClosureError, Span, SpanError
 from workbench.common import handles
 
 ROOT = Path(__file__).resolve().parents[1]

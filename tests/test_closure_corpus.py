@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main as workbench_main
-from workbench.closure import logs, trim
+from workbench.closure import logs
+from workbench.closure.logs import trim
 
 CORPUS = Path(__file__).resolve().parents[1] / "data/logs/heldout"
 ROWS = list(csv.DictReader((CORPUS / "expected.csv").open(encoding="utf-8")))

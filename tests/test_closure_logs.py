@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main as workbench_main
-from workbench.closure import compare, loggen, logs, trim
-from workbench.closure.agent import episode_log
-from workbench.closure.logtypes import Message
-from workbench.closure.spans import CLOSURE_PATTERNS
+from workbench.closure import logs
+from workbench.closure.logs import compare, loggen, trim
+from workbench.closure.logs.logtypes import Message
+from workbench.closure.window.agent import episode_log
+from workbench.closure.window.spans import CLOSURE_PATTERNS
 
 P = loggen.REALISTIC_PATTERNS
 

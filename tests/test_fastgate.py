@@ -1,4 +1,4 @@
-"""The gate's compiled replay (workbench/closure/fastgate.py) against the Python manager's loop:
+"""The gate's compiled replay (workbench/closure/window/fastgate.py) against the Python manager's loop:
 the same cycles, window, held spans, over-budget turns and report, byte for byte; and a manager
 replayed compiled goes on span by span exactly as one replayed in Python."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.closure import fastgate, managers
-from workbench.closure.agent import episode_log, long_log
-from workbench.closure.spans import Span, load_spans
+from workbench.closure.window import fastgate, managers
+from workbench.closure.window.agent import episode_log, long_log
+from workbench.closure.window.spans import Span, load_spans
 
 pytestmark = pytest.mark.skipif(not fastgate.available(), reason="numba is not installed")
 

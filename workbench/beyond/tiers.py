@@ -9,7 +9,7 @@ that defined it. A call and its result are joined by call ids the wire format ca
 text, so that pairing is structure, not something to read from text, and is not an edge here.
 The chain is the last message that needs a handle and what it needs, transitively.
 
-The closure's handle patterns (`workbench.closure.spans.CLOSURE_PATTERNS`) decide the edges, so
+The closure's handle patterns (`workbench.closure.window.spans.CLOSURE_PATTERNS`) decide the edges, so
 the mention inducer is scored here against the gate's own handle model: every handle the gate
 finds is also a mention (`code:run5c81d2`), the mention model reads more (names, codes in other
 styles) because an inducer must find structure in prose, while the gate must be exact and
@@ -26,7 +26,7 @@ import pandas as pd
 
 from workbench.beyond import studies
 from workbench.closure.logs import heldout_logs, load
-from workbench.closure.logtypes import Log
+from workbench.closure.logs.logtypes import Log
 from workbench.common.seeds import Draw
 from workbench.dsgc.generator import worked_example
 from workbench.dsgc.scenario import Block, Scenario, load_scenarios

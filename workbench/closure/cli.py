@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.closure import agent, gate, managers, report, window
 from workbench.closure import logs as L
-from workbench.closure import spans as C
-from workbench.closure.trim import STRATEGIES, trim_log
+from workbench.closure.logs.trim import STRATEGIES, trim_log
+from workbench.closure.window import agent, gate, managers, report
+from workbench.closure.window import cycle as window
+from workbench.closure.window import spans as C
 from workbench.common.handles import HANDLE_RE
 from workbench.common.io import InputError, parse_json, read_json, write_csv_set
 from workbench.common.options import names, number, out_dir, out_file, regex

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.closure.report import CLOSERS, note_figures
-from workbench.closure.window import FLOOR
+from workbench.closure.window.cycle import FLOOR
+from workbench.closure.window.report import CLOSERS, note_figures
 
 
 def _ci(rec: dict, key: str, digits: int = 1, pct: bool = False) -> str:

@@ -19,18 +19,18 @@ import threading
 
 import numpy as np
 
-from workbench.closure import fastgate
-from workbench.closure.spans import (
+from workbench.closure.window import fastgate
+from workbench.closure.window.cycle import (
+    RelevanceManager,
+    _walk,
+)
+from workbench.closure.window.spans import (
     TOMBSTONE_COST,
     ContextClosureError,
     Span,
     SpanIndex,
     components,
     tombstone_span,
-)
-from workbench.closure.window import (
-    RelevanceManager,
-    _walk,
 )
 from workbench.common.io import paused_gc
 from workbench.common.options import check_number
@@ -399,7 +399,7 @@ COMPILED_MIN = 20_000  # spans: below this, loading the compiled loop costs more
 
 
 def compiled(manager: RelevanceManager, spans, force: bool | None = None) -> bool:
-    """Whether `replay` runs this manager in the compiled loop (`workbench.closure.fastgate`):
+    """Whether `replay` runs this manager in the compiled loop (`workbench.closure.window.fastgate`):
     a fresh gate in its default configuration (closure enforced, mode 'throttle', not strict),
     every supplied score a float, numba installed, and a log of COMPILED_MIN spans or more
     (`force=True`: any length; False, or $WORKBENCH_COMPILED=0: never)."""

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from workbench.closure.managers import MANAGERS, RestoreMissed, make_manager
-from workbench.closure.spans import CLOSURE_PATTERNS, ContextClosureError, Span
+from workbench.closure.window.managers import MANAGERS, RestoreMissed, make_manager
+from workbench.closure.window.spans import CLOSURE_PATTERNS, ContextClosureError, Span
 from workbench.common.handles import Patterns
 
 TOPICS = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 import json
 
-from workbench.closure.logtypes import Log
-from workbench.closure.readers import lc_serialized
+from workbench.closure.logs.logtypes import Log
+from workbench.closure.logs.readers import lc_serialized
 
 
 def _append(content, note: str, part: str = "text"):

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.closure.logs import Log, LogReport, Message, approx_tokens, check, read, write
-from workbench.closure.logtypes import text_of
-from workbench.closure.readers import READERS
-from workbench.closure.spans import CLOSURE_PATTERNS
+from workbench.closure.logs.logtypes import text_of
+from workbench.closure.logs.readers import READERS
+from workbench.closure.window.spans import CLOSURE_PATTERNS
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
 from workbench.common.io import paused_gc

@@ -9,12 +9,11 @@ import json
 
 import pandas as pd
 
-from workbench.closure import loggen
-from workbench.closure.agent import episode_log
-from workbench.closure.logs import FORMATS, Log, approx_tokens, check, read
-from workbench.closure.readers import LC_CLASSES, lc_serialized
-from workbench.closure.spans import CLOSURE_PATTERNS
-from workbench.closure.trim import trim_log
+from workbench.closure.logs import FORMATS, Log, approx_tokens, check, loggen, read
+from workbench.closure.logs.readers import LC_CLASSES, lc_serialized
+from workbench.closure.logs.trim import trim_log
+from workbench.closure.window.agent import episode_log
+from workbench.closure.window.spans import CLOSURE_PATTERNS
 
 FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 # trim_messages as langchain-core documents it for chat models, and plain "last"

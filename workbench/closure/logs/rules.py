@@ -7,8 +7,8 @@ before any other block of that turn). Each raises one LogError naming the messag
 
 from __future__ import annotations
 
-from workbench.closure.logtypes import Log, Message, err
-from workbench.closure.readers import lc_serialized
+from workbench.closure.logs.logtypes import Log, Message, err
+from workbench.closure.logs.readers import lc_serialized
 
 
 def id_field(log: Log, m: Message, k: int, kind: str) -> str:

@@ -2,7 +2,7 @@
 the OpenAI Responses API, Anthropic Messages, LangChain), check its order-aware closure (orphaned
 calls, results and handles) and write a kept subset back in the shape it was read.
 
-The model (messages, the handle rules, the check) is in `workbench.closure.logtypes`; the wire
+The model (messages, the handle rules, the check) is in `workbench.closure.logs.logtypes`; the wire
 formats in `readers`, the provider rules in `rules`, writing in `writers`. This module is the
 front door.
 """
@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from workbench.closure.logtypes import (
+from workbench.closure.logs.logtypes import (
     Handles,
     Log,
     LogError,
@@ -24,9 +24,9 @@ from workbench.closure.logtypes import (
     check,
     err,
 )
-from workbench.closure.readers import FORMATS, READERS, detect, no_mixing
-from workbench.closure.rules import check_rules
-from workbench.closure.writers import write
+from workbench.closure.logs.readers import FORMATS, READERS, detect, no_mixing
+from workbench.closure.logs.rules import check_rules
+from workbench.closure.logs.writers import write
 from workbench.common.io import atomic_write_text, paused_gc, read_json
 
 __all__ = [

@@ -23,7 +23,7 @@ from itertools import chain
 
 import numpy as np
 
-from workbench.closure.window import Cycle
+from workbench.closure.window.cycle import Cycle
 
 DECISIONS = ("evict", "repair", "throttle", "repair+throttle")
 

@@ -3,7 +3,7 @@
 Relevance is a scalar over content; tool-call validity is a graph over references (seed 002).
 This module reads span logs, finds which handles a window defines and references, turns a log
 into (dependent, prerequisite) edges that DSGC can use, and checks closure; the window managers
-that evict over a growing log live in `workbench.closure.managers`.
+that evict over a growing log live in `workbench.closure.window.managers`.
 """
 
 from __future__ import annotations

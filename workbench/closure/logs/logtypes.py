@@ -11,8 +11,8 @@ subset of whole messages. Roles: `system` (system and developer messages), `user
   A later echo (a status poll returning the id) does not define it for an earlier call; a call
   never defines a handle; a typed tombstone `{"evicted_ref": h}` stands for an evicted definition.
 
-The wire formats are read in `workbench.closure.readers`, checked in `workbench.closure.rules`
-and written in `workbench.closure.writers`.
+The wire formats are read in `workbench.closure.logs.readers`, checked in `workbench.closure.logs.rules`
+and written in `workbench.closure.logs.writers`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.closure.spans import CLOSURE_PATTERNS
+from workbench.closure.window.spans import CLOSURE_PATTERNS
 from workbench.common.handles import Patterns
 from workbench.common.io import InputError
 
@@ -330,7 +330,7 @@ class Handles:
 
 @dataclass(repr=False)
 class Log:
-    """An agent log in one of the wire formats (`workbench.closure.readers.FORMATS`)."""
+    """An agent log in one of the wire formats (`workbench.closure.logs.readers.FORMATS`)."""
 
     format: str
     messages: list

@@ -5,8 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from workbench.closure.managers import MANAGERS
-from workbench.closure.window import FLOOR
+from workbench.closure.window.cycle import FLOOR
+from workbench.closure.window.managers import MANAGERS
 
 
 def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
@@ -102,7 +102,7 @@ def outcome_chart(table: pd.DataFrame):
                 "What each window manager does to a plan-driven agent's calls, by cause",
                 subtitle=[
                     f"mean per simulated run over {seeds} seeds, 95% bootstrap interval over "
-                    "seeds; source: simulated (workbench.closure.agent)",
+                    "seeds; source: simulated (workbench.closure.window.agent)",
                     "'-off': closure enforcement switched off; '-raise': the gate in raise mode; "
                     "'-miss p': the tombstone store misses a share p of restores",
                 ],

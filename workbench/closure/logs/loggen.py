@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from workbench.closure.spans import closure_patterns
+from workbench.closure.window.spans import closure_patterns
 
 # --- rendering --------------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.closure.agent import Run, episode_log, natural_language_only, simulate
-from workbench.closure.managers import make_manager
-from workbench.closure.window import FLOOR
+from workbench.closure.window.agent import Run, episode_log, natural_language_only, simulate
+from workbench.closure.window.cycle import FLOOR
+from workbench.closure.window.managers import make_manager
 from workbench.common.reference import paper_figures
 
 BOOT = 2000  # bootstrap resamples over seeds

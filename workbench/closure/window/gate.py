@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.closure.managers import GatedManager
-from workbench.closure.spans import CLOSURE_PATTERNS, SpanIndex
-from workbench.closure.window import FLOOR, MODES
+from workbench.closure.window.cycle import FLOOR, MODES
+from workbench.closure.window.managers import GatedManager
+from workbench.closure.window.spans import CLOSURE_PATTERNS, SpanIndex
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
 from workbench.dsgc.policies import walk

@@ -1,6 +1,6 @@
 """The window every manager is: spans scored against the agent's goal (or a span's supplied
 `score`), evicted in cycles when the window passes its trigger, relevance-only. The closure
-managers (`workbench.closure.managers`) change how a cycle's proposal is gated or grouped.
+managers (`workbench.closure.window.managers`) change how a cycle's proposal is gated or grouped.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.closure.spans import (
+from workbench.closure.window.spans import (
     CLOSURE_PATTERNS,
     Span,
     SpanIndex,

@@ -18,7 +18,7 @@ format):
   `message` items, `function_call` / `custom_tool_call` items with `call_id`, their `*_output`
   items, `reasoning` items; any other `*_call` item with a `call_id` pairs with its `*_call_output`.
 
-`workbench.closure.rules` checks what makes a log no valid request, each as one error naming
+`workbench.closure.logs.rules` checks what makes a log no valid request, each as one error naming
 the message and the field: a call id used twice, a second result for a call, a result for an id no call has, a result
 before its call, the provider's order rules (OpenAI: a call's results right after it; Anthropic:
 a user turn first, turns alternating, every `tool_result` in the user turn right after its
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 
-from workbench.closure.logtypes import Log, Message, err, text_of
+from workbench.closure.logs.logtypes import Log, Message, err, text_of
 
 FORMATS = ("openai", "anthropic", "langchain", "responses")
 LC_TYPES = {
