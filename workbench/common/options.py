@@ -2,8 +2,9 @@
 
 `check_number` is the one place a knob's allowed range is enforced: argparse types built here
 (`number`, `names`, `regex`, `out_file`, `out_dir`) call it at parse time, so a bad option is
-a usage error naming the option and the range, and `make_policy`, `DSGC` and protocol files
-call it too, so Python users get the same errors. The ranges themselves are listed in RANGES.
+a usage error naming the option and the range, and `PolicySetting` and protocol files call it
+too, so Python users get the same errors. The ranges are listed in RANGES; the narrower ranges
+of the explorer's and the workshop's sliders in SLIDERS (the page draws its sliders from them).
 """
 
 from __future__ import annotations
@@ -47,6 +48,16 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
 }
 _OPEN_HIGH = {"recall_density"}  # ranges whose high end is excluded too
 
+# a slider -> (its knob in RANGES, low, high, step): narrower than the knob, the span a person
+# explores by hand (seeds: the first hundred; hops: as deep as the benchmark's chains go)
+SLIDERS: dict[str, tuple[str, float, float, float]] = {
+    "seed": ("seed", 0, 99, 1),
+    "multiplier": ("budget_multiplier", 1.0, 5.0, 0.25),
+    "lam": ("lambda", 0.0, 3.0, 0.25),
+    "tau": ("tau", 0.05, 1.0, 0.05),
+    "hops": ("hops", 1, 3, 1),
+}
+
 
 def describe(name: str) -> str:
     """The allowed range of a knob in words, e.g. 'a finite number in (0, 1e+06]'."""
@@ -77,10 +88,11 @@ def check_number(name: str, value, label: str | None = None):
     return value
 
 
-def check_within(name: str, value, lo: float, hi: float, label: str | None = None):
-    """`check_number`, then the narrower [lo, hi] a control offers (a slider's range)."""
-    label = label or name
-    value = check_number(name, value, label)
+def check_slider(slider: str, value, label: str | None = None):
+    """`check_number` on the slider's knob, then the slider's narrower range (SLIDERS)."""
+    knob, lo, hi, _ = SLIDERS[slider]
+    label = label or slider
+    value = check_number(knob, value, label)
     if not lo <= value <= hi:
         raise ValueError(f"{label} must be in [{lo:g}, {hi:g}]; got {value!r}")
     return value

@@ -6,13 +6,14 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib.resources import files
 
 import numpy as np
 
 from workbench.common.encoders import token_cost
 from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
-REQUIRED = ("id", "query", "blocks", "chain")  # no "edges": a file to induce them for has none
 CONFIDENCE = "edge_confidence"  # optional: one number in (0, 1] per edge, in edge order
 KNOWN = frozenset(
     {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
@@ -26,9 +27,6 @@ def budget_for(mass, multiplier: float):
 
 class ScenarioError(InputError):
     """A scenario (or a scenario file) is malformed."""
-
-
-MAX_COST = 1_000_000  # a block's declared cost; keeps every budget sum inside int64
 
 
 @dataclass(frozen=True)
@@ -165,71 +163,17 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, obj: dict, *, path: str | None = None, line: int | None = None) -> Scenario:
-        def err(msg, fld=None):
-            return ScenarioError(msg, path=path, line=line, field=fld)
-
-        if not isinstance(obj, dict):
-            raise err(f"expected a JSON object, got {type(obj).__name__}")
-        for key in REQUIRED:
-            if key not in obj:
-                raise err("missing required field", key)
-        if not isinstance(obj["id"], str) or not obj["id"]:
-            raise err("must be a non-empty string", "id")
-        if not isinstance(obj["query"], str) or not obj["query"].strip():
-            raise err("must be a non-empty string", "query")
-        if not isinstance(obj["blocks"], list) or not obj["blocks"]:
-            raise err("must be a non-empty list of blocks", "blocks")
-        blocks = []
-        for i, b in enumerate(obj["blocks"]):
-            fld = f"blocks[{i}]"
-            if not isinstance(b, dict):
-                raise err("must be an object with id and text", fld)
-            for key in ("id", "text"):
-                if key not in b:
-                    raise err("missing required field", f"{fld}.{key}")
-            if not isinstance(b["id"], str) or not b["id"]:
-                raise err("must be a non-empty string", f"{fld}.id")
-            if not isinstance(b["text"], str):
-                raise err(f"must be a string, got {type(b['text']).__name__}", f"{fld}.text")
-            if not b["text"].strip():
-                raise err("text is empty", f"{fld}.text")
-            kind = b.get("kind", "filler")
-            if not isinstance(kind, str):
-                raise err("must be a string", f"{fld}.kind")
-            cost = b.get("cost")
-            if cost is not None and (
-                not isinstance(cost, int) or isinstance(cost, bool) or not 1 <= cost <= MAX_COST
-            ):
-                raise err(
-                    f"must be a positive integer (at most {MAX_COST:,}) or absent; "
-                    f"got {json.dumps(cost)[:40]}",
-                    f"{fld}.cost",
-                )
-            blocks.append(Block(b["id"], b["text"], kind, cost))
+        """A scenario from one parsed line, validated against the scenario JSON Schema (the
+        format's one statement), then the checks a schema cannot express (`_validate`)."""
+        problem = schema_problem(obj)
+        if problem is not None:
+            raise ScenarioError(problem[0], path=path, line=line, field=problem[1])
+        blocks = [Block(b["id"], b["text"], b.get("kind", "filler"), b.get("cost"))
+                  for b in obj["blocks"]]  # fmt: skip
         edges = obj.get("edges", [])  # absent: no edges (edges stripped for `workbench induce`)
-        if not isinstance(edges, list):
-            raise err("must be a list of [dependent, prerequisite] pairs", "edges")
-        for i, e in enumerate(edges):
-            if (
-                not isinstance(e, list | tuple)
-                or len(e) != 2
-                or not all(isinstance(x, str) for x in e)
-            ):
-                raise err("must be a [dependent, prerequisite] pair of block ids", f"edges[{i}]")
         chain = obj["chain"]
-        if not isinstance(chain, list) or not all(isinstance(c, str) for c in chain):
-            raise err("must be a list of block ids", "chain")
         seed = obj.get("seed")
-        if seed is not None and (
-            not isinstance(seed, int) or isinstance(seed, bool) or not -(2**63) <= seed < 2**63
-        ):
-            raise err("must be a 64-bit integer or null", "seed")
-        for key in ("template", "regime"):
-            if obj.get(key) is not None and not isinstance(obj[key], str):
-                raise err("must be a string", key)
         answer = obj.get("answer")
-        if answer is not None and not isinstance(answer, str):
-            raise err("must be a string or null", "answer")
         meta = {k: v for k, v in obj.items() if k not in KNOWN}
         try:
             return cls(
@@ -248,6 +192,50 @@ class Scenario:
             raise ScenarioError(e.message, path=path, line=line, field=e.field) from None
 
 
+# --- the format's one statement: its JSON Schema -----------------------------------------------
+
+SCHEMA = "scenario.schema.json"  # workbench/common/data/schemas/
+_TYPES = {"string": "a string", "integer": "an integer", "number": "a number", "null": "null",
+          "array": "a list", "object": "an object", "boolean": "true or false"}  # fmt: skip
+
+
+@cache
+def _validator():
+    import jsonschema  # (its import costs ~0.1 s: paid by the first file read, not the CLI)
+
+    schema = json.loads(files("workbench.common").joinpath("data/schemas", SCHEMA).read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _field(parts) -> str | None:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or None
+
+
+def schema_problem(obj) -> tuple[str, str | None] | None:
+    """(message, field) of the most relevant way `obj` breaks the scenario schema, or None.
+    The message is the failing keyword's `x-errors` text in the schema, else built from it."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(obj))
+    if error is None:
+        return None
+    where = list(error.absolute_path)
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return "missing required field", _field([*where, missing[0]])
+    said = error.schema.get("x-errors", {}).get(error.validator)
+    if said is None and error.validator == "type":
+        want = error.validator_value
+        want = [want] if isinstance(want, str) else want
+        said = f"must be {' or '.join(_TYPES[t] for t in want)}"
+    got = json.dumps(error.instance, ensure_ascii=False)
+    got = got if len(got) <= 40 else got[:37] + "..."
+    return f"{said or error.message}; got {got}", _field(where)
+
+
 def _block_dict(b: Block) -> dict:
     out = {"id": b.id, "text": b.text, "kind": b.kind}
     if b.declared_cost is not None:
@@ -256,35 +244,17 @@ def _block_dict(b: Block) -> dict:
 
 
 def _validate(s: Scenario) -> None:
+    """What the schema cannot say: ids unique, edges and chain naming blocks, no self-loop, the
+    chain a non-empty set, one confidence per edge (also for scenarios built in Python)."""
     ids = UniqueIds("block", ScenarioError)
     for i, b in enumerate(s.blocks):
         ids.add(b.id, field=f"blocks[{i}].id")
     seen = ids.seen
-    for i, b in enumerate(s.blocks):
-        if not isinstance(b.text, str):
-            raise ScenarioError("must be a string", field=f"blocks[{i}].text")
-        if not b.text.strip():
-            raise ScenarioError("text is empty", field=f"blocks[{i}].text")
-        c = b.declared_cost
-        if c is not None and (
-            not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= MAX_COST
-        ):
-            raise ScenarioError(
-                f"must be a positive integer (at most {MAX_COST:,}) or None",
-                field=f"blocks[{i}].cost",
-            )
     conf = s.metadata.get(CONFIDENCE)
-    if conf is not None:
-        if not isinstance(conf, list | tuple) or len(conf) != len(s.edges):
-            raise ScenarioError(
-                f"must be a list of {len(s.edges)} numbers, one per edge", field=CONFIDENCE
-            )
-        for i, c in enumerate(conf):
-            if isinstance(c, bool) or not isinstance(c, int | float) or not 0 < c <= 1:
-                raise ScenarioError(
-                    f"must be a number in (0, 1]; got {json.dumps(c)[:40]}",
-                    field=f"{CONFIDENCE}[{i}]",
-                )
+    if conf is not None and len(conf) != len(s.edges):
+        raise ScenarioError(
+            f"must be a list of {len(s.edges)} numbers, one per edge", field=CONFIDENCE
+        )
     for i, (d, p) in enumerate(s.edges):
         for which, x in (("dependent", d), ("prerequisite", p)):
             if x not in seen:

@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 from workbench.common.encoders import EncoderUnavailable, default_cache_dir, get_encoder
 from workbench.common.io import InputError
 from workbench.explore import server, sessions
-from workbench.explore.explorer import every_text
+from workbench.explore.explorer import ROOM_PORT, every_text
 
 ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m workbench.explore.app", description=__doc__.split("\n")[0]
     )
-    ap.add_argument("--port", type=int, default=8866)
+    ap.add_argument("--port", type=int, default=ROOM_PORT)
     ap.add_argument(
         "--ip",
         default="127.0.0.1",

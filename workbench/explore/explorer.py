@@ -25,7 +25,7 @@ import traitlets
 from workbench.common.encoders import ENCODERS, get_encoder
 from workbench.common.io import InputError, atomic_write_text, csv_text, write_csv
 from workbench.common.notebook import record, show_figure, show_table
-from workbench.common.options import check_choice, check_within
+from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc import viewdata
 from workbench.dsgc.generator import TEMPLATES
 from workbench.dsgc.policies import POLICIES
@@ -40,7 +40,7 @@ from workbench.dsgc.trace import (
     verdict_line,
 )
 from workbench.explore.warmup import LOADING, WARMUP
-from workbench.explore.widgets import BoundSpec, LiveView, in_voila, specs, vega_lib
+from workbench.explore.widgets import BoundSpec, LiveView, specs, vega_lib
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
 POLICY_LABELS = {
@@ -124,9 +124,13 @@ def inactive(setting: Setting, from_file: bool = False) -> dict[str, str]:
     return why
 
 
+ROOM_PORT = 8866  # `make app` / `python -m workbench.explore.app` serve the room here
+ROOM_EXPLORER = f"http://127.0.0.1:{ROOM_PORT}/explorer"
+
+
 # --- the state in a URL --------------------------------------------------------------------------
 
-QUERY_KEYS = {  # Voila itself reads ?template= and ?theme=, so the template travels as ?tpl=
+QUERY_KEYS = {  # the template travels as ?tpl= (links shared before keep working)
     "template": "tpl",
     "seed": "seed",
     "encoder": "encoder",
@@ -137,19 +141,11 @@ QUERY_KEYS = {  # Voila itself reads ?template= and ?theme=, so the template tra
     "hops": "hops",
     "total_blocks": "blocks",
 }
-# the controls' ranges (narrower than the library's: workbench.common.options checks both)
-SLIDERS = {
-    "seed": ("seed", 0, 99),
-    "multiplier": ("budget_multiplier", 1.0, 5.0),
-    "lam": ("lambda", 0.0, 3.0),
-    "tau": ("tau", 0.05, 1.0),
-}
 CHOICES = {
     "template": TEMPLATE_CHOICES,
     "encoder": ENCODERS,
     "policy": POLICIES,
     "total_blocks": BLOCKS,
-    "hops": (1, 2, 3),
 }
 
 
@@ -172,8 +168,7 @@ def checked(name: str, raw) -> object:
     if name in CHOICES:
         return check_choice(name, value, CHOICES[name])
     if name in SLIDERS:
-        knob, lo, hi = SLIDERS[name]
-        return check_within(knob, value, lo, hi, label=name)
+        return check_slider(name, value)
     return value
 
 
@@ -185,7 +180,7 @@ def from_query(query: str, default: Setting) -> tuple[Setting, list[str]]:
     for key, raw in parse_qsl(query or "", keep_blank_values=True):
         name = back.get(key)
         if name is None:
-            continue  # e.g. Voila's own keys
+            continue  # e.g. the room's token
         try:
             changes[name] = checked(name, raw)
         except ValueError as e:
@@ -264,6 +259,8 @@ def controls(setting: Setting, why: dict[str, str], upload: Upload | None) -> di
     out["total_blocks"]["options"] = [[b, str(b)] for b in BLOCKS]
     out["encoder"]["options"] = [[e, e] for e in ENCODERS]
     out["policy"]["options"] = [[p, POLICY_LABELS[p]] for p in POLICIES]
+    for k, (_, lo, hi, step) in SLIDERS.items():  # the page's sliders take their range from here
+        out[k].update(min=lo, max=hi, step=step)
     return out
 
 
@@ -291,7 +288,7 @@ def every_text() -> list[str]:
     """Every text (blocks and queries) of every scenario the explorer's controls can show: each
     template at each seed of its slider and each block count, and the worked example, once each
     in first-seen order (what a room warms the sentence cache with)."""
-    _, lo, hi = SLIDERS["seed"]
+    _, lo, hi, _ = SLIDERS["seed"]
     out: dict[str, None] = {}
     for template in TEMPLATE_CHOICES:
         keys = (
@@ -492,10 +489,14 @@ class Explorer(ExplorerSession, LiveView):
     ready = traitlets.Bool(False).tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
-    voila = traitlets.Bool(False).tag(sync=True)
+    follow = traitlets.Bool(False).tag(sync=True)  # the page's address follows the state (room)
+    # "copy link" hands out the room's explorer page (`make app` on this machine), whose token
+    # the room prints; the room's own pages set their address and token instead
+    link_base = traitlets.Unicode(ROOM_EXPLORER).tag(sync=True)
+    link_extra = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, setting: Setting, notes: list[str] | None = None, warm: bool = True):
-        LiveView.__init__(self, kind="explorer", lib=vega_lib(), specs=specs(), voila=in_voila())
+        LiveView.__init__(self, kind="explorer", lib=vega_lib(), specs=specs())
         self.on_msg(self._on_msg)
         ExplorerSession.__init__(self, setting, notes, warm)
 
@@ -508,24 +509,16 @@ class Explorer(ExplorerSession, LiveView):
 
 
 def live_frontend() -> bool:
-    """Is a person's page attached to this kernel (Voila, or a JupyterLab session), rather than
-    a batch run (papermill, nbval)? Jupyter Server names the session of the kernels it starts."""
-    return in_voila() or "JPY_SESSION_NAME" in os.environ
+    """Is a person's page attached to this kernel (a JupyterLab session), rather than a batch
+    run (papermill, nbval)? Jupyter Server names the session of the kernels it starts."""
+    return "JPY_SESSION_NAME" in os.environ
 
 
-def explorer(
-    setting: Setting | None = None, url: bool = True, warm: bool | None = None
-) -> Explorer:
-    """The live explorer for a setting. Under Voila the page's query string (a shared link)
-    overrides the setting. `warm` loads the sentence model in the background at once (default:
-    when a page is attached, not in a batch run)."""
+def explorer(setting: Setting | None = None, warm: bool | None = None) -> Explorer:
+    """The live explorer for a setting. `warm` loads the sentence model in the background at
+    once (default: when a page is attached, not in a batch run)."""
     setting = setting or Setting()
     notes: list[str] = []
-    if url and in_voila():
-        from voila.utils import wait_for_request  # a preheated kernel: wait for its page
-
-        wait_for_request()  # (returns at once in a kernel started for a page)
-        setting, notes = from_query(os.environ.get("QUERY_STRING", ""), setting)
     if warm is None:  # WORKBENCH_WARM=0 turns it off (the browser test's pages never need it)
         warm = live_frontend() and os.environ.get("WORKBENCH_WARM", "1") != "0"
     return Explorer(setting, notes, warm=warm)
@@ -538,10 +531,7 @@ def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name=
     """The starting view as text and figures, for the notebook's stored outputs: the verdict,
     the ranking table, NAME_landscape / NAME_valley in figures_dir, (given results_dir) the
     ranking as NAME_ranking.csv, and the records the tests read (verdict, kept, chain_ranks).
-    Under Voila it shows, records and writes nothing: the live view above is the page, and a
-    room of participants must not rewrite the committed files."""
-    if in_voila():
-        return verdict_line(run_setting(setting))
+    (The room never runs it: its pages are drawn by the server, which writes nothing.)"""
     from IPython.display import display
 
     trace, p = view(setting)

@@ -14,7 +14,7 @@ from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode
 
 from workbench.common.encoders import ENCODERS
-from workbench.common.options import check_choice, check_within
+from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc.trace import Setting
 from workbench.explore.explorer import ExplorerSession, view
 from workbench.explore.lessons import explorer_note, judge, score_html
@@ -32,9 +32,11 @@ def cached_view(setting: Setting):
 
 
 def _seed(name: str):
+    _, lo, hi, _ = SLIDERS["seed"]
+
     def check(raw: str) -> int:
-        if not raw.lstrip("-").isdigit() or not -1 <= int(raw) <= 99:
-            raise ValueError(f"{name} must be -1 (the first seed that fits) or in [0, 99]")
+        if not raw.lstrip("-").isdigit() or not (int(raw) == -1 or lo <= int(raw) <= hi):
+            raise ValueError(f"{name} must be -1 (the first seed that fits) or in [{lo}, {hi}]")
         return int(raw)
 
     return check
@@ -46,7 +48,7 @@ WORKSHOP_KEYS = {
     "tpl": ("template", lambda v: check_choice("template", v, ("role", "profile"))),
     "seed": ("seed", _seed("seed")),
     "hop_seed": ("hop_seed", _seed("hop_seed")),
-    "M": ("multiplier", lambda v: check_within("budget_multiplier", float(v), 1.0, 5.0)),
+    "M": ("multiplier", lambda v: check_slider("multiplier", float(v), label="M")),
 }
 
 
@@ -111,7 +113,7 @@ def explorer_fields(session: RoomExplorer, lib: str, token: str, follow: bool) -
         "kind": "explorer",
         "specs": specs(),
         "lib": lib,
-        "voila": follow,
+        "follow": follow,
         "link_base": "/explorer",
         "link_extra": urlencode({"token": token}),
     }

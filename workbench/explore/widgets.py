@@ -6,7 +6,6 @@ come pre-built in static/specs.json (scripts/build_static.py writes it)."""
 from __future__ import annotations
 
 import json
-import os
 from importlib import resources
 
 import anywidget
@@ -75,15 +74,6 @@ class ChartView(LiveView):
 
     def __repr__(self) -> str:
         return f"ChartView({self.spec}: {self.data.get('head', '')})"
-
-
-def in_voila() -> bool:
-    """True inside a Voila kernel: one started for a page (Voila sets SERVER_SOFTWARE=voila/...)
-    or a preheated one, executing the notebook before any page asks (VOILA_PREHEAT is set, and
-    SERVER_SOFTWARE arrives with the request)."""
-    return os.environ.get("SERVER_SOFTWARE", "").startswith("voila") or (
-        "VOILA_PREHEAT" in os.environ
-    )
 
 
 class BoundSpec:

@@ -98,12 +98,14 @@ async function renderChart({ model, el, host }) {
 
 // --- the explorer ------------------------------------------------------------------------------
 
+// labels and formats only: each slider's range and step come with the payload's controls
+// (workbench.common.options.SLIDERS, the one table the server checks a value against)
 const SLIDERS = {
-  seed: { label: "seed", min: 0, max: 99, step: 1, fmt: (v) => String(v) },
-  multiplier: { label: "budget M", min: 1, max: 5, step: 0.25, fmt: (v) => v.toFixed(2) },
-  lam: { label: "λ (lambda)", min: 0, max: 3, step: 0.25, fmt: (v) => v.toFixed(2) },
-  tau: { label: "τ (tau)", min: 0.05, max: 1, step: 0.05, fmt: (v) => v.toFixed(2) },
-  hops: { label: "hops", min: 1, max: 3, step: 1, fmt: (v) => String(v) },
+  seed: { label: "seed", fmt: (v) => String(v) },
+  multiplier: { label: "budget M", fmt: (v) => v.toFixed(2) },
+  lam: { label: "λ (lambda)", fmt: (v) => v.toFixed(2) },
+  tau: { label: "τ (tau)", fmt: (v) => v.toFixed(2) },
+  hops: { label: "hops", fmt: (v) => String(v) },
 };
 const SELECTS = {
   template: "scenario",
@@ -120,7 +122,7 @@ function controlHTML(k) {
   if (k in SLIDERS) {
     const s = SLIDERS[k];
     return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${s.label}</span>
-      <input type="range" min="${s.min}" max="${s.max}" step="${s.step}"><output></output></label></div>`;
+      <input type="range"><output></output></label></div>`;
   }
   return `<div class="wbx-ctl ${cls(k)}" data-key="${k}"><label><span class="wbx-name">${SELECTS[k]}</span>
     <select></select></label></div>`;
@@ -231,11 +233,10 @@ async function renderExplorer({ model, el, host }) {
   $(".wbx-copy").addEventListener("click", async () => {
     const p = model.get("payload");
     if (!p || !p.query) return;
-    // Voila: this page. JupyterLab: the same notebook rendered by Voila's server extension.
-    const lab = location.pathname.match(/^(.*?)\/(?:lab|doc)(?:\/workspaces\/[^/]+)?\/tree\/(.*)$/);
-    // The room server: its explorer page, with the room's token.
-    const base = model.get("link_base");
-    const page = location.origin + (base || (lab ? `${lab[1]}/voila/render/${lab[2]}` : location.pathname));
+    // The room's explorer page: in the room, this server's (with its token); in JupyterLab, the
+    // address `make app` serves on this machine (the room prints its token).
+    const base = model.get("link_base") || location.pathname;
+    const page = /^https?:/.test(base) ? base : location.origin + base;
     const extra = model.get("link_extra");
     const link = page + "?" + p.query + (extra ? "&" + extra : "");
     const box = $(".wbx-link");
@@ -291,7 +292,7 @@ async function renderExplorer({ model, el, host }) {
         const opts = c.options.map((o) => `<option value="${esc(o[0])}">${esc(o[1])}</option>`).join("");
         if (input.dataset.opts !== opts) { input.innerHTML = opts; input.dataset.opts = opts; }
       }
-      if (k in SLIDERS && c.max !== undefined) input.max = c.max;
+      if (k in SLIDERS) { input.min = c.min; input.max = c.max; input.step = c.step; }
       const v = String(st[k]);
       if (input.value !== v) input.value = v;
       if (k in SLIDERS) box.querySelector("output").textContent = SLIDERS[k].fmt(Number(st[k]));
@@ -355,7 +356,7 @@ async function renderExplorer({ model, el, host }) {
     root.dataset.wbT = JSON.stringify(T); // where the time went (scripts/bench_explorer.py)
     root.dataset.wbSeq = String(p.seq);
     root.dataset.wbState = p.query || "";
-    if (model.get("voila") && p.query) history.replaceState(null, "", location.pathname + "?" + p.query);
+    if (model.get("follow") && p.query) history.replaceState(null, "", location.pathname + "?" + p.query);
   }
 
   function currentInputs() {
