@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.common import stats
 from workbench.common.encoders import CachedEncoder, get_encoder
 from workbench.common.io import InputError
 from workbench.recall import episodes as E
@@ -232,7 +233,7 @@ def test_dense_selector_encodes_each_unique_text_once(global_seed):
 
 
 def test_bootstrap_resamples_episodes_not_queries(global_seed):
-    w = R.bootstrap_weights(50, 300, seed=global_seed)
+    w = stats.resample_counts(50, 300, seed=global_seed)  # the one bootstrap's resamples
     assert w.shape == (300, 50) and (w.sum(1) == 50).all() and (w == np.round(w)).all()
     # two queries of one episode always move together: a per-episode value with within-episode
     # perfect correlation gives the same interval as the episode mean

@@ -1,9 +1,12 @@
-"""Bootstrap intervals over seeds, and paired differences on the same seeds.
+"""The one bootstrap: percentile intervals over resampled units, and paired differences on the
+same units.
 
-The unit of resampling is a seed (one generated scenario, or every scenario sharing that seed
-in a pooled cell). Resamples are fixed: the counts matrix for n units comes from a numpy PCG64
-generator keyed by (seed, n), so every table with the same n reuses the same resamples and a run
-gives the same bytes every time. Intervals are percentile intervals (default 95%, 2000 resamples).
+A unit is whatever is independent: a seed of the DSGC benchmark (one generated scenario, or
+every scenario sharing that seed in a pooled cell), an episode of the recall benchmark, a seed
+of the closure simulator. Resamples are fixed: the counts matrix for n units comes from
+`seeds.rng(seed, n)`, so every table with the same n reuses the same resamples (paired across
+its rows) and a run gives the same bytes every time. Intervals are percentile intervals (default
+95%, 2000 resamples); a ratio of sums resamples numerator and denominator together.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+
+from workbench.common.seeds import rng
 
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -24,8 +29,7 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.
     """(resamples, n) counts: how often each of n units is drawn in each resample (rows sum to n)."""
     if n < 1:
         raise ValueError(f"cannot resample {n} units")
-    rng = np.random.Generator(np.random.PCG64([seed, n]))
-    draws = rng.integers(0, n, size=(resamples, n))
+    draws = rng(seed, n).integers(0, n, size=(resamples, n))
     flat = (np.arange(resamples)[:, None] * n + draws).ravel()
     counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
     counts.flags.writeable = False
@@ -66,20 +70,38 @@ def interval(
     return Interval(float(m[0]), float(lo[0]), float(hi[0]), len(np.ravel(values)))
 
 
+def ratio_bootstrap(
+    num, den, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sum(num) / sum(den) over units for each row of `num` ((n,) or (rows, n); `den` (n,)),
+    with percentile intervals from resampling the units (a resample whose denominator is 0 is
+    left out); nan where every one is, or the pooled denominator is 0."""
+    top = np.atleast_2d(np.asarray(num, dtype=np.float64))
+    den = np.asarray(den, dtype=np.float64)
+    rows = top.shape[0]
+    total = den.sum()
+    if total == 0:
+        nan = np.full(rows, np.nan)
+        return nan, nan.copy(), nan.copy()
+    w = resample_counts(len(den), resamples, seed)
+    bottom = w @ den  # (resamples,)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = np.where(bottom[:, None] > 0, (w @ top.T) / bottom[:, None], np.nan)
+    tail = (1.0 - level) / 2.0
+    if np.isnan(boot).all():
+        lo = hi = np.full(rows, np.nan)
+    else:
+        lo, hi = np.nanquantile(boot, [tail, 1.0 - tail], axis=0)
+    return top.sum(1) / total, lo, hi
+
+
 def ratio_interval(
     num, den, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED
 ) -> Interval:
     """sum(num) / sum(den) over units (e.g. true edges found / edges induced, pooled over seeds),
     with a bootstrap interval from resampling the units; nan where the pooled denominator is 0."""
-    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
-    if den.sum() == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), len(num))
-    w = resample_counts(len(num), resamples, seed)
-    top, bottom = w @ num, w @ den
-    boot = np.divide(top, bottom, out=np.full_like(top, np.nan), where=bottom > 0)
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.nanquantile(boot, [tail, 1.0 - tail])
-    return Interval(float(num.sum() / den.sum()), float(lo), float(hi), len(num))
+    m, lo, hi = ratio_bootstrap(num, den, resamples, level, seed)
+    return Interval(float(m[0]), float(lo[0]), float(hi[0]), len(np.ravel(num)))
 
 
 def _units(df: pd.DataFrame, by: list[str], metric: str, unit: str) -> pd.DataFrame:

@@ -9,13 +9,13 @@ answers from either copy.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from workbench.common.encoders import tokenize
+from workbench.common.seeds import rng
 
 # Single-token slots and values keep every fact exactly four tokens long, so Jaccard ties
 # under the uninformative query are exact (the QUERY == RECENCY result depends on it).
@@ -192,14 +192,9 @@ QUERY_FORMS = ("informative", "uninformative")
 SYNTHETIC = "synthetic"  # the source label of generated streams
 
 
-def stream_tag(name: str) -> int:
-    """A stable integer for a named random stream (crc32; never Python's salted hash())."""
-    return zlib.crc32(name.encode("utf-8"))
-
-
 def episode_rng(seed: int, name: str, episode: int) -> np.random.Generator:
     """The generator for one (purpose, episode): adding a rule or an episode changes no other draw."""
-    return np.random.default_rng([seed, stream_tag(name), episode])
+    return rng(seed, name, episode)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.common import stats
 from workbench.common.reference import paper_figures
-from workbench.recall.episodes import QUERY_FORMS, Episodes, episode_rng, make_episodes
+from workbench.recall.episodes import QUERY_FORMS, Episodes, make_episodes
 from workbench.recall.rules import (
     QUERY_AWARE,
     RETENTION_RULES,
@@ -165,30 +166,20 @@ def recall_matrix(grid: Grid) -> dict[str, dict[str, float]]:
 # --- bootstrap over episodes ----------------------------------------------------------------
 
 
-def bootstrap_weights(n_episodes: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
-    """(B, E) how often each episode appears in each resample (resampling episodes, not queries)."""
-    rng = episode_rng(seed, "bootstrap", n_episodes)
-    idx = rng.integers(n_episodes, size=(n_boot, n_episodes))
-    w = np.zeros((n_boot, n_episodes))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_episodes), idx.ravel()), 1.0)
-    return w
-
-
 def bootstrap_ci(
     per_episode: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and percentile interval of (..., E) per-episode values; one resample set for all rows
-    (paired). n_boot=0: no interval (NaN), for episodes that are not independent draws."""
+    """Mean and percentile interval of (..., E) per-episode values, the episode the resampled
+    unit (`common.stats.bootstrap`: one resample set for all rows, so paired). n_boot=0: no
+    interval (NaN), for episodes that are not independent draws."""
     x = np.asarray(per_episode, dtype=np.float64)
     flat = x.reshape(-1, x.shape[-1])
-    if n_boot == 0:
-        nan = np.full(x.shape[:-1], np.nan)
-        return flat.mean(1).reshape(x.shape[:-1]), nan, nan.copy()
-    boot = bootstrap_weights(x.shape[-1], n_boot, seed) @ flat.T / x.shape[-1]  # (B, rows)
-    tail = 100 * (1 - level) / 2
-    lo, hi = np.percentile(boot, [tail, 100 - tail], axis=0)
     shape = x.shape[:-1]
-    return flat.mean(1).reshape(shape), lo.reshape(shape), hi.reshape(shape)
+    if n_boot == 0:
+        nan = np.full(shape, np.nan)
+        return flat.mean(1).reshape(shape), nan, nan.copy()
+    m, lo, hi = stats.bootstrap(flat, n_boot, level, seed)
+    return m.reshape(shape), lo.reshape(shape), hi.reshape(shape)
 
 
 def _pp(values) -> list[float]:
@@ -315,16 +306,7 @@ def ratio_ci(
     """
     x = np.asarray(num, dtype=np.float64)
     flat = x.reshape(-1, x.shape[-1])
-    w = bootstrap_weights(x.shape[-1], n_boot, seed)  # (B, E), the same resamples as elsewhere
-    bden = w @ np.asarray(den, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        boot = (w @ flat.T) / bden[:, None]
-        est = flat.sum(1) / float(np.sum(den))
-    tail = 100 * (1 - level) / 2
-    if np.isnan(boot).all():
-        lo = hi = np.full(flat.shape[0], np.nan)
-    else:
-        lo, hi = np.nanpercentile(boot, [tail, 100 - tail], axis=0)
+    est, lo, hi = stats.ratio_bootstrap(flat, den, n_boot, level, seed)  # the same resamples
     shape = x.shape[:-1]
     return est.reshape(shape), lo.reshape(shape), hi.reshape(shape)
 

@@ -13,6 +13,9 @@ import json
 import re
 
 from workbench.closure.window.spans import closure_patterns
+from workbench.common.seeds import rng as seeded
+
+ROUNDS_STREAM = 21  # the generated conversation's one stream under its seed
 
 # --- rendering --------------------------------------------------------------------------------
 
@@ -434,9 +437,8 @@ def long_conversation(n_messages: int, seed: int = 0, reach: str = "uniform") ->
     back, the costly case for a trim) or one a few rounds back (`"recent"`, geometric, mean 10)."""
     if reach not in ("uniform", "recent"):
         raise ValueError(f"reach must be 'uniform' or 'recent', got {reach!r}")
-    import numpy as np
 
-    rng = np.random.default_rng([seed, 21])
+    rng = seeded(seed, ROUNDS_STREAM)
     conv = [("system", SYSTEM)]
     jobs: list[str] = []
     r, n = 0, 1

@@ -16,7 +16,7 @@ the window holds:
 
 A gate in raise mode raises `ContextClosureError` at eviction time (loud); the harness then
 repairs, re-running the cycle in throttle mode, as a caller catching the error would. Every turn
-draws from its own generator `default_rng([seed, turn])`, so runs under different managers make
+draws from its own generator `seeds.rng(seed, turn)`, so runs under different managers make
 the same choices until their windows differ.
 """
 
@@ -31,6 +31,7 @@ import pandas as pd
 from workbench.closure.window.managers import MANAGERS, RestoreMissed, make_manager
 from workbench.closure.window.spans import CLOSURE_PATTERNS, ContextClosureError, Span
 from workbench.common.handles import Patterns
+from workbench.common.seeds import rng as seeded
 
 TOPICS = (
     "train the churn model on the customer sales table",
@@ -62,6 +63,9 @@ ACTIONS = {
     "reason": 0.14,
     "chat": 0.24,
 }
+# the streams past the per-turn ones (seeds.rng(seed, turn)): keys no turn number reaches
+START_STREAM = 10**6  # the world's first handles
+LONG_LOG_STREAM = 7  # long_log's one stream (it has no turns of its own to key by)
 USES = {"session": 3, "doc": 2}  # uses to finish (a job finishes when polled once it is ready)
 OUTCOMES = ("ok", "copied", "restored", "corrupt", "tool_error")
 # what is counted besides a call's outcome: gate raises, restores the store missed, calls a
@@ -113,7 +117,7 @@ class PlanAgent:
 
     def __init__(self, manager, seed: int, *, lenient: bool = True, max_open: int = 3):
         self.m, self.seed, self.lenient, self.max_open = manager, seed, lenient, max_open
-        base = np.random.default_rng([seed, 10**6])
+        base = seeded(seed, START_STREAM)
         self.next_hex = {
             p: int(base.integers(0x1000, 0xE000)) for p in ("run", "job", "sess", "doc")
         }
@@ -217,7 +221,7 @@ class PlanAgent:
         return out, outcome, failing
 
     def turn(self, t: int) -> dict:
-        rng = np.random.default_rng([self.seed, t])
+        rng = seeded(self.seed, t)
         action = rng.choice(
             list(ACTIONS), p=np.array(list(ACTIONS.values())) / sum(ACTIONS.values())
         )
@@ -380,7 +384,7 @@ def long_log(n_spans: int, seed: int = 0) -> list[Span]:
     """A long synthetic log of the agent's span shapes (submits, polls, chat, reasoning, project
     switches) with O(1) work per span, for scaling runs: the plan agent itself keeps per-task
     state that a 100,000-span log would make slow to generate."""
-    rng = np.random.default_rng([seed, 7])
+    rng = seeded(seed, LONG_LOG_STREAM)
     spans: list[Span] = []
     nxt, jobs, turn, project = 0x10000, [], 0, 0
 

@@ -9,30 +9,23 @@ import pandas as pd
 from workbench.closure.window.agent import Run, episode_log, natural_language_only, simulate
 from workbench.closure.window.cycle import FLOOR
 from workbench.closure.window.managers import make_manager
+from workbench.common import stats
 from workbench.common.reference import paper_figures
 
 BOOT = 2000  # bootstrap resamples over seeds
 
 
-def bootstrap(values, boot: int = BOOT, seed: int = 0, stat=np.mean) -> tuple[float, float]:
-    """95% percentile interval of `stat` over seeds resampled with replacement (rows of `values`
-    are seeds; a 2-column array is a ratio of sums: numerator, denominator)."""
+def bootstrap(values, boot: int = BOOT, seed: int = 0) -> tuple[float, float]:
+    """95% percentile interval of the mean over seeds, the seed the resampled unit
+    (`common.stats`); a 2-column array is a ratio of sums (numerator, denominator)."""
     v = np.asarray(values, dtype=float)
     if len(v) == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(v), size=(boot, len(v)))
     if v.ndim == 2:
-        num, den = v[idx, 0].sum(axis=1), v[idx, 1].sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            stats = num / den
-        stats = stats[np.isfinite(stats)]
-        if not len(stats):
-            return float("nan"), float("nan")
+        _, lo, hi = stats.ratio_bootstrap(v[:, 0], v[:, 1], boot, seed=seed)
     else:
-        stats = stat(v[idx], axis=1)
-    lo, hi = np.percentile(stats, [2.5, 97.5])
-    return float(lo), float(hi)
+        _, lo, hi = stats.bootstrap(v, boot, seed=seed)
+    return float(lo[0]), float(hi[0])
 
 
 def run_rows(runs) -> pd.DataFrame:
