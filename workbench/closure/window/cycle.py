@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.closure.window import rule
 from workbench.closure.window.spans import (
     CLOSURE_PATTERNS,
     Span,
@@ -75,6 +76,22 @@ def _walk(order, score, cost, need_soft: int, need_hard: int, threshold: float, 
             taken.add(u)
             freed += cost[u] - (extra[u] if extra else 0)
     return out
+
+
+class _Positions:
+    """The positions of an (score, -position) order, read lazily: the rule walks only the prefix
+    it takes, so a cycle costs its proposal, not the window."""
+
+    __slots__ = ("o",)
+
+    def __init__(self, o):
+        self.o = o
+
+    def __len__(self) -> int:
+        return len(self.o)
+
+    def __getitem__(self, k: int) -> int:
+        return -self.o[k][1]
 
 
 class RelevanceManager:
@@ -403,16 +420,12 @@ class RelevanceManager:
         # sorted(..., reverse=True) keeps the earlier of two ties: the order `_ord` keeps. The
         # walk (`_walk` on that order) takes a prefix: below the threshold until the soft need,
         # then on until the hard need
-        cost, o, thr = self.index.cost, self._ord, self.threshold
+        order = _Positions(self._ord)
         need_soft, need_hard = self._needs(target)
-        n, k, freed = len(o), 0, 0
-        while k < n and freed < need_soft and o[k][0] < thr:
-            freed += cost[-o[k][1]]
-            k += 1
-        while k < n and freed < need_hard:
-            freed += cost[-o[k][1]]
-            k += 1
-        out = [-t[1] for t in o[:k]]
+        k = rule.proposal_length(
+            order, self.score, self.index.cost, need_soft, need_hard, self.threshold
+        )
+        out = [-t[1] for t in self._ord[:k]]
         self._cut = (out, k)
         return out, None
 
@@ -421,14 +434,12 @@ class RelevanceManager:
         if not evict:
             return None
         if unit_score is None and self._cut is not None and self._cut[0] is evict:
-            k, o = self._cut[1], self._ord  # a prefix of the order: its last, the next one
-            return None if k >= len(o) else o[k][0] - o[k - 1][0]
+            has, margin = rule.prefix_margin(_Positions(self._ord), self.score, self._cut[1])
+            return margin if has else None
         sc = self.score if unit_score is None else unit_score
         ev = set(evict)
         kept = [sc[i] for i in W if i not in ev and i not in self.pins]
-        if not kept:
-            return None
-        return min(kept) - max(sc[i] for i in evict)
+        return rule.set_margin(kept, [sc[i] for i in evict])
 
     def _orphans_without(self, evict) -> list[str]:
         """Handles the window less `evict` names and does not define (nor tombstone). Kept as

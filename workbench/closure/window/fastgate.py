@@ -1,5 +1,6 @@
-"""The gate's replay of a whole log, compiled (numba): the same rule as `GatedManager`, run as
-one loop over arrays instead of one Python call per span and per cycle.
+"""The gate's replay of a whole log, compiled (numba): the gate's rule (`rule`: the proposal,
+its margin, the decision, compiled from the same source `GatedManager` runs) in one loop over
+arrays instead of one Python call per span and per cycle.
 
 `managers.replay` takes this path for a fresh gate in its default configuration (closure
 enforced, mode 'throttle', not strict) over a log of `managers.COMPILED_MIN` spans or more, when
@@ -10,8 +11,8 @@ throttles, and that a manager replayed here goes on (add, step) exactly as one r
 
 Where the Python manager keeps its counts as the window changes, the kernel recounts them over
 the retained window at each cycle: the window is small (its capacity, and what closure pins),
-and in compiled code a pass over it costs less than the bookkeeping. Handles are ranks in their sorted order, so a
-sorted list of ranks is the sorted list of names.
+and in compiled code a pass over it costs less than the bookkeeping. Handles are ranks in their
+sorted order, so a sorted list of ranks is the sorted list of names.
 """
 
 from __future__ import annotations
@@ -24,8 +25,13 @@ from itertools import chain
 import numpy as np
 
 from workbench.closure.window.cycle import Cycle
-
-DECISIONS = ("evict", "repair", "throttle", "repair+throttle")
+from workbench.closure.window.rule import (
+    DECISIONS,
+    decision_code,
+    prefix_margin,
+    proposal_length,
+    throttled,
+)
 
 
 def available() -> bool:
@@ -212,17 +218,8 @@ def _replay(
                     m += 1
             o = cand[:m].copy()
             _sort_order(o, score)
-            need_soft, need_hard = used - cut_target, used - capacity
-            k, freed = 0, 0
-            while k < m and freed < need_soft and score[o[k]] < threshold:
-                freed += cost[o[k]]
-                k += 1
-            while k < m and freed < need_hard:
-                freed += cost[o[k]]
-                k += 1
-            nprop = k
-            hasm = 0 < nprop < m
-            margin = score[o[nprop]] - score[o[nprop - 1]] if hasm else 0.0
+            nprop = proposal_length(o, score, cost, used - cut_target, used - capacity, threshold)
+            hasm, margin = prefix_margin(o, score, nprop)
             for k in range(nprop):
                 in_p[o[k]] = True
             # the handles the window less the proposal names and does not define
@@ -230,7 +227,7 @@ def _replay(
                 rlist, rcnt, in_p, rptr, ridx, dptr, didx, cnt_n, cnt_d, hseen, touched, po,
                 po_ptr[nc],
             )  # fmt: skip
-            throttled = hasm and margin < floor
+            throttle = throttled(hasm, margin, floor)
             # a proposed span that a span the proposal keeps needs
             dangling = False
             for k in range(rcnt):
@@ -246,14 +243,13 @@ def _replay(
                     break
             ncommit = 0
             commit = cand  # reused: the proposal is `o`, a copy
-            if not dangling and not throttled:
+            dec = decision_code(dangling, throttle)
+            if dec == 0:
                 for k in range(nprop):
                     commit[k] = o[k]
                 ncommit = nprop
-                dec = 0
             else:
-                dec = 3 if dangling and throttled else (1 if dangling else 2)
-                cut = capacity if throttled else cut_target
+                cut = capacity if throttle else cut_target
                 ncommit = _greedy(
                     used - cut, used - capacity, rlist, rcnt, unit, score, pin, cost, nptr,
                     nidx, nnow, ret, threshold, ucnt, ubest, ufix, ustart, nb, left, astart,
@@ -324,7 +320,7 @@ def _replay(
             c_ua[nc] = used
             c_marg[nc] = margin
             c_hasm[nc] = hasm
-            c_thr[nc] = throttled
+            c_thr[nc] = throttle
             c_dec[nc] = dec
             c_over[nc] = max(used - capacity, 0)
             nc += 1
@@ -439,8 +435,11 @@ def _greedy(
     return nout
 
 
+# the loop's own functions, and the gate's rule (`rule`), compiled from the same source the
+# Python managers run
 _COMPILED = ("_grow", "_before", "_sift", "_heapsort", "_sort_int", "_sort_order", "_greedy",
-             "_orphans", "_replay")  # fmt: skip
+             "_orphans", "proposal_length", "prefix_margin", "throttled", "decision_code",
+             "_replay")  # fmt: skip
 _jit_lock = threading.Lock()
 
 

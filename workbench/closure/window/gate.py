@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.closure.window import rule
 from workbench.closure.window.cycle import FLOOR, MODES
 from workbench.closure.window.managers import GatedManager
 from workbench.closure.window.spans import CLOSURE_PATTERNS, SpanIndex
@@ -113,10 +114,8 @@ def window_decision(
     )
     used = budget - room
     evict = ~keep
-    scored = ~pinned
-    margin = None
-    if evict.any() and (keep & scored).any():
-        margin = float(scores[keep & scored].min() - scores[evict].max())
+    margin = rule.set_margin(scores[keep & ~pinned], scores[evict])
+    margin = None if margin is None else float(margin)
     index = SpanIndex(patterns).extend(spans)
     rep = index.report(keep)
     kept_set = set(np.flatnonzero(keep).tolist())
@@ -134,7 +133,7 @@ def window_decision(
         dangling=dangling,
         reason_floor=floor,
     )
-    low = margin is not None and margin < floor
+    low = rule.throttled(margin is not None, margin, floor)
     if not evict.any():
         return Decision(
             "nothing",
@@ -155,12 +154,9 @@ def window_decision(
         )
     if mode == "raise":
         if dangling:
-            reason = (
-                f"eviction would orphan references {list(dangling)}; margin="
-                f"{'n/a' if margin is None else f'{margin:.3f}'} (floor {floor})"
-            )
+            reason = rule.dangling_message(dangling, margin, floor)
         else:
-            reason = f"eviction margin {margin:.3f} below floor {floor}: defer pruning"
+            reason = rule.margin_message(margin, floor)
         return Decision(
             "raise",
             "ContextClosureError: " + reason,
@@ -174,7 +170,7 @@ def window_decision(
     )
     m.add(*spans, sims=scores.tolist())
     out = m.evict_closure_safe(1.0)
-    decision = "+".join(d for d, on in (("repair", dangling), ("throttle", low)) if on)
+    decision = rule.DECISIONS[rule.decision_code(bool(dangling), low)]
     reason = {
         "repair": "dangling references: commit the closure-respecting eviction instead",
         "throttle": f"margin below the floor {floor}: the ranking is near-arbitrary at the cut; "

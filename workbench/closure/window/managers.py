@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from workbench.closure.window import fastgate
+from workbench.closure.window import fastgate, rule
 from workbench.closure.window.cycle import (
     RelevanceManager,
     _walk,
@@ -143,32 +143,24 @@ class GatedManager(RelevanceManager):
         return sorted(p for p in proposal if (r := rret.get(p)) and not r <= ev)
 
     def _gate(self, W, proposal, margin, prop_orphans):
-        throttled = margin is not None and margin < self.floor
+        throttled = rule.throttled(margin is not None, margin, self.floor)
         if not self.enforce:  # the gate without its closure step: margin throttle only
             if throttled:
                 return self._propose(W, 1.0)[0], "throttle", True
             return proposal, "evict", False
-        dangling = self._dangling(W, proposal)
+        dang = self._dangling(W, proposal)
+        dangling = bool(dang)
         if self.mode == "raise":
             if dangling:
-                lost = prop_orphans or sorted(self.index.spans[p].id for p in dangling)
-                m = "n/a" if margin is None else f"{margin:.3f}"
-                raise ContextClosureError(
-                    f"eviction would orphan references {lost}; margin={m} (floor {self.floor}). "
-                    "Externalize these bindings as tombstones or evict their dependency "
-                    "components atomically."
-                )
+                lost = prop_orphans or sorted(self.index.spans[p].id for p in dang)
+                raise ContextClosureError(rule.dangling_message(lost, margin, self.floor))
             if throttled:
-                raise ContextClosureError(
-                    f"eviction margin {margin:.3f} below floor {self.floor}: the scorer cannot "
-                    "tell load-bearing spans from filler; defer pruning or raise the threshold."
-                )
+                raise ContextClosureError(rule.margin_message(margin, self.floor))
             return proposal, "evict", False
-        if not dangling and not throttled:
-            return proposal, "evict", False
-        commit = self._greedy(W, 1.0 if throttled else self.target)
-        decision = "+".join(d for d, on in (("repair", dangling), ("throttle", throttled)) if on)
-        return commit, decision, throttled
+        decision = rule.DECISIONS[rule.decision_code(dangling, throttled)]
+        if decision == "evict":
+            return proposal, decision, False
+        return self._greedy(W, 1.0 if throttled else self.target), decision, throttled
 
     def evict_closure_safe(self, target: float) -> list[int]:
         """Commit the closure-respecting eviction down to `target` (1.0: only what capacity
