@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # browserkit
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MEDIAN_MS, TARGET_WORST_MS = 150, 300
 QUIET_MS = 400
@@ -166,7 +168,7 @@ def lab_server(folder: str, env: dict, log):
     import socket
     import subprocess
 
-    from workbench.explore.app import free_port
+    from browserkit import free_port
 
     @contextlib.contextmanager
     def run():
@@ -205,7 +207,7 @@ def measure(where: str = "room", reps: int = 1, screenshots: str | None = None) 
     """Run the plan `reps` times in one browser; returns samples by (encoder/blocks, control)."""
     from playwright.sync_api import sync_playwright
 
-    from workbench.explore.app import Recorder, chromium, serve
+    from browserkit import Recorder, chromium, serve
     from workbench.explore.explorer import payload
 
     start, steps = plan()

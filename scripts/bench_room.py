@@ -33,6 +33,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # browserkit
 import bench_explorer  # noqa: E402  (its probe, moves and settle rule)
 
 READY = r"""
@@ -139,9 +140,9 @@ def _browser(nice: bool) -> str:
 
 def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S) -> dict:
     """Open n pages in a room of max(n, 2) seats; returns the figures."""
+    import browserkit
     from playwright.sync_api import sync_playwright
 
-    from workbench.explore import app
     from workbench.explore.explorer import payload
 
     def stage(what):
@@ -154,7 +155,7 @@ def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S
     out: dict = {"n": n, "seats": seats, "nice": nice, "arrival": arrival}
     log = Path(tempfile.mkdtemp(prefix="wb-room-")) / "room.log"
     t0 = time.monotonic()
-    with app.serve(f"--seats={seats}", log=log, token="bench-room", timeout=600) as served:
+    with browserkit.serve(f"--seats={seats}", log=log, token="bench-room", timeout=600) as served:
         out["ready_s"] = time.monotonic() - t0  # warm cache, first views, listening
         stage(f"server up in {out['ready_s']:.0f} s; pages arrive")
         out["idle_gb"] = _rss(served.pid) / 1e9
@@ -165,14 +166,14 @@ def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S
         cpu0 = (_cpu(served.pid), _cpu(os.getpid()))
         with sync_playwright() as p:
             browser = p.chromium.launch(
-                executable_path=_browser(nice), args=app.CHROMIUM_ARGS, headless=True
+                executable_path=_browser(nice), args=browserkit.CHROMIUM_ARGS, headless=True
             )
             ctxs, pages, recs = [], [], []
             for _ in kinds:
                 ctx = browser.new_context(viewport={"width": 1280, "height": 720})
                 ctx.add_init_script(bench_explorer.PROBE)
                 ctx.add_init_script(READY)
-                recs.append(app.Recorder(ctx))
+                recs.append(browserkit.Recorder(ctx))
                 ctxs.append(ctx)
                 pages.append(ctx.new_page())
             gap = arrival / max(n - 1, 1)
@@ -335,15 +336,14 @@ def solo(kinds=("explorer", "workshop", "explorer", "workshop")) -> list[dict]:
     seconds until then (every Chromium process; the server's own subtracted), the page's
     main-thread task and script seconds (Chrome's Performance metrics), its requests and bytes,
     and its CPU in the next 10 s idle."""
+    import browserkit
     from playwright.sync_api import sync_playwright
 
-    from workbench.explore import app
-
     rows = []
-    with app.serve("--seats=2", token="solo", timeout=600) as served:
+    with browserkit.serve("--seats=2", token="solo", timeout=600) as served:
         with sync_playwright() as p:
             browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium", args=app.CHROMIUM_ARGS, headless=True
+                executable_path="/usr/bin/chromium", args=browserkit.CHROMIUM_ARGS, headless=True
             )
             for kind in kinds:
                 time.sleep(2)

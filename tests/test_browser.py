@@ -17,12 +17,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from browserkit import Recorder, chromium, serve
 
 from workbench.cli import main as cli
 from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import save_scenarios
 from workbench.dsgc.trace import Setting, run_setting
-from workbench.explore.app import Recorder, chromium, serve
 from workbench.explore.explorer import Upload, payload, ranking_table, read_upload, to_query
 from workbench.explore.workshop import LAMBDAS, Workshop, neutral_ids
 

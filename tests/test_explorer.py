@@ -31,9 +31,18 @@ SETTINGS = [
 
 @pytest.mark.parametrize("s", SETTINGS, ids=lambda s: f"{s.template}-{s.policy}")
 def test_the_page_table_is_the_library_table(s):
-    """The live view builds its table without pandas; it must equal ranking_table's cells."""
+    """The page's table and the export's frame are one table: the frame's values, at the page's
+    fixed places, are the page's strings, in the trace's ranking order."""
     t = run_setting(s)
-    assert ex.table_rows(t) == ex.table_cells(ex.ranking_table(t))
+    rows, frame = ex.table_rows(t), ex.ranking_table(t)
+    assert rows[0] == list(frame.columns)
+    fmt = {c: (lambda v, d=d: f"{v:.{d}f}") for c, d in ex.FLOATS.items()}
+    assert rows[1:] == [
+        [fmt.get(c, str)(v) for c, v in r.items()] for r in frame.to_dict("records")
+    ]
+    assert frame["id"].tolist() == t.ranking and frame["text"].tolist() == [
+        t.scenario.block(i).text for i in t.ranking
+    ]
 
 
 def test_payload_carries_the_library_verdict_and_the_valley_pair():
@@ -172,6 +181,23 @@ def test_a_view_that_needs_the_model_waits_with_controls_disabled(monkeypatch, t
     view._warmed("the sentence model could not be loaded: (test)")
     assert view.ready and not view.busy and view.setting.encoder == "lexical"
     assert "could not be loaded" in view.message
+
+
+def test_the_copied_link_in_jupyterlab_is_the_rooms_address():
+    """In JupyterLab "copy link" hands out the explorer page `make app` serves on this machine
+    (its default port), never a notebook renderer's address; the sliders' ranges come from the
+    one table the server checks against."""
+    from workbench.common.options import SLIDERS
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert f"PORT ?= {ex.ROOM_PORT}\n" in makefile  # `make app` serves where the link points
+    view = ex.explorer(Setting(), warm=False)
+    assert view.link_base == f"http://127.0.0.1:{ex.ROOM_PORT}/explorer" and not view.follow
+    js = widgets.static_text("view.js")
+    assert "voila" not in js.lower() and "link_base" in js
+    shown = view.payload["controls"]
+    for k, (_, lo, hi, step) in SLIDERS.items():
+        assert (shown[k]["min"], shown[k]["max"], shown[k]["step"]) == (lo, hi, step)
 
 
 def test_static_files_are_current():

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import browserkit
 import pytest
 import tornado.httpclient
 import tornado.websocket
@@ -112,7 +113,7 @@ def room(tmp_path_factory):
     before = _checkout_state()
     log = tmp_path_factory.mktemp("room") / "room.log"
     args = ("--no-warm-cache", "--seats=3", "--first-connect=2", "--ping=1")
-    with app.serve(*args, log=log, token=TOKEN) as served:
+    with browserkit.serve(*args, log=log, token=TOKEN) as served:
         yield served
     assert _checkout_state() == before  # nothing written in the checkout
 
@@ -204,7 +205,7 @@ def test_a_silent_page_has_its_seat_freed():
     server's pings) is freed within two ping intervals and the 5 s a closing websocket is given
     (35 s at the room's 15 s pings); here the page is a bare socket that did the websocket
     handshake and then never reads or answers, and the pings are 1 s apart."""
-    with app.serve("--no-warm-cache", "--ping=1", token=TOKEN) as served:
+    with browserkit.serve("--no-warm-cache", "--ping=1", token=TOKEN) as served:
         page = Page(served, "explorer")
         host, port = served.url.split("//")[1].strip("/").split(":")
         raw = socket.create_connection((host, int(port)))

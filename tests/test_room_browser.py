@@ -13,11 +13,10 @@ import json
 import time
 import urllib.request
 
+import browserkit
 import pytest
 from test_browser import TIMEOUT_MS, chromium_path
 from test_room import _checkout_state
-
-from workbench.explore import app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TOKEN = "five-pages"
@@ -60,10 +59,10 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
     from playwright.sync_api import sync_playwright
 
     before = _checkout_state()
-    with app.serve(log=tmp_path / "room.log", token=TOKEN) as served:
+    with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
         with sync_playwright() as p:
-            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
-            rec = app.Recorder(ctx)
+            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = browserkit.Recorder(ctx)
             kinds = ["explorer", "workshop", "explorer", "workshop", "explorer"]
             links = [served.link(k) for k in kinds]
             links[2] = served.link("explorer", "seed=7")
@@ -95,7 +94,7 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
             assert rec.errors == [], rec.errors  # the five pages logged no error
             # a request without the token (a browser that never had it), or for another
             # notebook (with it), starts nothing
-            stranger = app.chromium(p, chromium_path(), viewport=(1280, 720))
+            stranger = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
             bare = stranger.new_page()
             r = bare.goto(served.url + "explorer", timeout=TIMEOUT_MS)
             assert r.status == 403 and "needs its link" in bare.inner_text("body")
@@ -121,9 +120,9 @@ def test_a_dropped_connection_and_a_failed_drawing_say_so_and_recover(tmp_path):
     explorer could not be drawn, and draws it on its own a few seconds later."""
     from playwright.sync_api import sync_playwright
 
-    with app.serve(log=tmp_path / "room.log", token=TOKEN) as served:
+    with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
         with sync_playwright() as p:
-            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
+            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
             page = ctx.new_page()
             failed = []
 
@@ -168,10 +167,12 @@ def test_a_dropped_connection_and_a_failed_drawing_say_so_and_recover(tmp_path):
 def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    with app.serve("--no-warm-cache", "--seats=1", log=tmp_path / "room.log", token=TOKEN) as srv:
+    with browserkit.serve(
+        "--no-warm-cache", "--seats=1", log=tmp_path / "room.log", token=TOKEN
+    ) as srv:
         with sync_playwright() as p:
-            ctx = app.chromium(p, chromium_path(), viewport=(1280, 720))
-            rec = app.Recorder(ctx)
+            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = browserkit.Recorder(ctx)
             first = ctx.new_page()
             first.goto(srv.link("workshop"), timeout=TIMEOUT_MS)
             first.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)

@@ -58,45 +58,38 @@ MAX_UPLOAD = 20_000_000  # characters; a scenario file for one room is far small
 # --- the ranking table -----------------------------------------------------------
 
 
+def ranking_records(trace: Trace) -> list[dict]:
+    """Every block in ranking order as the table's columns (COLUMNS): the one place the ranking
+    table is built; the page shows it as strings (`table_rows`), an export as a frame."""
+    ret, sc = trace.retention, trace.scenario
+    return [
+        {
+            "rank": k + 1,
+            "id": sc.ids[i],
+            "kind": sc.kinds[i],
+            "status": "kept" if ret.kept[i] else "evicted",
+            "cost": int(ret.costs[i]),
+            "sim": round(float(ret.sims[i]), 6),  # the stored precision (trace records)
+            "r": round(float(ret.r[i]), 6),
+            "pi": round(float(ret.pi[i]), 6),
+            "I": round(float(ret.scores[i]), 6),
+            "text": sc.texts[i],
+        }
+        for k, i in enumerate(ret.order)
+    ]
+
+
 def ranking_table(trace: Trace) -> pd.DataFrame:
     """Every block in ranking order: rank, id, kind, kept/evicted, cost, sim, r, pi, I, text."""
-    f = trace.frame()
-    f["status"] = ["kept" if k else "evicted" for k in f["kept"]]
-    f["text"] = [trace.scenario.block(i).text for i in f["id"]]
-    return f[list(COLUMNS)].reset_index(drop=True)
-
-
-def table_cells(table: pd.DataFrame) -> list[list[str]]:
-    """The ranking table as the strings the page shows (header first): floats at fixed places."""
-    rows = [list(table.columns)]
-    for rec in table.itertuples(index=False):
-        rows.append(
-            [
-                f"{v:.{FLOATS[c]}f}" if c in FLOATS else str(v)
-                for c, v in zip(table.columns, rec, strict=True)
-            ]
-        )
-    return rows
+    return pd.DataFrame(ranking_records(trace), columns=list(COLUMNS))
 
 
 def table_rows(trace: Trace) -> list[list[str]]:
-    """table_cells(ranking_table(trace)) without pandas (the live view builds it on every change;
-    a test checks the two agree cell for cell)."""
-    ret, sc = trace.retention, trace.scenario
+    """The ranking table as the strings the page shows (header first): floats at fixed places,
+    built without pandas (the live view builds it on every change)."""
     rows = [list(COLUMNS)]
-    for k, i in enumerate(ret.order):
-        vals = {"sim": ret.sims[i], "r": ret.r[i], "pi": ret.pi[i], "I": ret.scores[i]}
-        rows.append(
-            [
-                str(k + 1),
-                sc.ids[i],
-                sc.kinds[i],
-                "kept" if ret.kept[i] else "evicted",
-                str(int(ret.costs[i])),
-                *(f"{round(float(vals[c]), 6):.{FLOATS[c]}f}" for c in ("sim", "r", "pi", "I")),
-                sc.texts[i],
-            ]
-        )
+    for rec in ranking_records(trace):
+        rows.append([f"{rec[c]:.{FLOATS[c]}f}" if c in FLOATS else str(rec[c]) for c in COLUMNS])
     return rows
 
 

@@ -32,10 +32,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import gzip
 import hashlib
 import hmac
-import html
 import json
 import os
 import secrets
@@ -43,10 +41,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
+import numpy as np
 import tornado.web
 import tornado.websocket
 
@@ -63,7 +61,10 @@ from workbench.explore.sessions import (
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PAGES = {"explorer": "05_explorer.ipynb", "workshop": "06_workshop.ipynb"}
+HERE = Path(__file__).resolve().parent
+STATIC_DIR, TEMPLATES = HERE / "static", HERE / "templates"
 STATIC = ("room.js", "room.css", "view.js", "view.css", "vega-bundle.js", "specs.json")
+LOADED = ("view.js", "specs.json", "vega-bundle.js")  # what room.js loads itself, by address
 SEATS = 30
 FIRST_CONNECT = 45  # seconds a seat waits for its page's websocket (then a plain GET is freed)
 PING = 15  # seconds between pings; a websocket that answers none within as long is closed
@@ -105,7 +106,6 @@ class Room:
 
     def __post_init__(self):
         self.worker = ThreadPoolExecutor(1, thread_name_prefix="wb-room")
-        self.bodies = {kind: page_body(page) for kind, page in self.pages.items()}
         self.cookie = hashlib.sha256(f"wb-room:{self.token}".encode()).hexdigest()
 
     def __repr__(self) -> str:
@@ -143,11 +143,7 @@ class Room:
         in the worker included); `recent`: also each of the last answer times, in order."""
         self.sweep()
         kept = list(self.times)
-        times = sorted(kept)
-
-        def pct(q):
-            return round(times[min(len(times) - 1, int(q * (len(times) - 1) + 0.5))], 2)
-
+        p50, p95, top = np.percentile(kept, [50, 95, 100]) if kept else (0, 0, 0)
         return {
             "seats": self.seats,
             "taken": len(self.taken),
@@ -155,7 +151,13 @@ class Room:
             "pages": dict(collections.Counter(s.kind for s in self.taken.values())),
             "counts": dict(sorted(self.counts.items())),
             "answers": self.answered,
-            "answer_ms": {"p50": pct(0.5), "p95": pct(0.95), "max": times[-1]} if times else {},
+            "answer_ms": {
+                "p50": round(float(p50), 2),
+                "p95": round(float(p95), 2),
+                "max": round(float(top), 2),
+            }
+            if kept
+            else {},  # fmt: skip
             **({"recent_ms": [round(t, 2) for t in kept]} if recent else {}),
         }
 
@@ -163,31 +165,6 @@ class Room:
         if token is not None:
             return hmac.compare_digest(token.encode(), self.token.encode())
         return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie.encode())
-
-
-# --- static files -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Asset:
-    body: bytes
-    zipped: bytes
-    kind: str
-
-
-TYPES = {".js": "text/javascript", ".css": "text/css", ".json": "application/json"}
-
-
-@lru_cache(maxsize=1)
-def assets() -> tuple[dict[str, Asset], str]:
-    """The page's files, read once and gzipped once, and a version naming their contents (it is
-    in every URL, so a browser keeps them until they change)."""
-    out, h = {}, hashlib.sha256()
-    for name in STATIC:
-        body = resources.files("workbench.explore").joinpath("static", name).read_bytes()
-        h.update(body)
-        out[name] = Asset(body, gzip.compress(body, 6, mtime=0), TYPES[Path(name).suffix])
-    return out, h.hexdigest()[:12]
 
 
 # --- pages --------------------------------------------------------------------------------------
@@ -198,72 +175,10 @@ CSP = (
 )
 
 
-def shell(title: str, body: str, config: dict | None = None, kind: str = "plain") -> str:
-    """A page of the room: its stylesheets, its body, and (for a live page) room.js with its
-    seat; no request leaves the server. The page for a request without the token (`kind`
-    "refused") carries its style inline: it may load nothing from the room."""
-    files, v = assets()
-    if kind == "refused":
-        style = f"<style>{files['room.css'].body.decode()}</style>"
-    else:
-        style = (
-            f'<link rel="stylesheet" href="/static/room.css?v={v}">'
-            f'<link rel="stylesheet" href="/static/view.css?v={v}">'
-        )
-    script = ""
-    if config is not None:
-        data = html.escape(json.dumps({**config, "v": v}), quote=False)
-        script = (
-            f'<script type="application/json" id="wb-room-config">{data}</script>'
-            f'<script type="module" src="/static/room.js?v={v}"></script>'
-        )
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title>"
-        f'<link rel="icon" href="data:,">{style}'
-        f'</head><body class="wb-room wb-room-{kind}">{body}{script}</body></html>'
-    )
-
-
-def section_html(s) -> str:
-    """One section of a notebook page: its prose, or the place of a live part, saying what it
-    waits for until the server's answer fills it."""
-    wait = (
-        '<div class="wb-wait" role="status">{what}: waiting for the room server… '
-        '<span class="wb-secs">0</span> s</div>'
-    )
-    if s.kind == "md":
-        return f'<div class="wb-md">{s.arg}</div>'
-    if s.kind == "explorer":
-        return f'<div class="wb-live-explorer">{wait.format(what="the explorer")}</div>'
-    if s.kind == "part":
-        k = html.escape(s.arg)
-        return f'<div class="wb-part wb-part-{k}" data-part="{k}">{wait.format(what=f"part {k}")}</div>'
-    if s.kind == "score":
-        return '<div class="wb-score"></div>'
-    if s.kind == "free":
-        return (
-            '<div class="wb-free"><button type="button" class="wb-open-explorer" disabled>'
-            'Open the explorer</button><div class="wb-free-note"></div>'
-            '<div class="wb-free-explorer"></div></div>'
-        )
-    return ""
-
-
-def page_body(page: Page) -> str:
-    return "".join(section_html(s) for s in page.sections)
-
-
-def message_page(title: str, text: str, retry: int | None = None, kind: str = "message") -> str:
-    """A short page saying what is wrong (no token, the room is full); with `retry`, it tries
-    again on its own every `retry` seconds for five minutes, counting down."""
-    body = f'<main class="wb-message"><h1>{html.escape(title)}</h1><p>{text}</p>'
-    config = None
-    if retry:
-        body += f'<p class="wb-retry" data-retry="{retry}">Trying again in {retry} s.</p>'
-        config = {"kind": "retry", "retry": retry}
-    return shell(title, body + "</main>", config, kind)
+@lru_cache(maxsize=1)
+def inline_css() -> str:
+    """room.css, for the page a request without the token gets: it may load nothing."""
+    return (STATIC_DIR / "room.css").read_text(encoding="utf-8")
 
 
 NO_TOKEN = (
@@ -273,11 +188,11 @@ NO_TOKEN = (
 FULL = "Every seat of this room is taken. This page tries again on its own as seats free."
 
 
-class Handler(tornado.web.RequestHandler):
-    room: Room
+class Guarded:
+    """What every request of the room gets first: the security headers, then the token (a
+    request with neither the token nor the room's cookie gets a short page saying so, 403)."""
 
-    def initialize(self, room: Room) -> None:
-        self.room = room
+    room: Room
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Security-Policy", CSP)
@@ -290,12 +205,31 @@ class Handler(tornado.web.RequestHandler):
             self.room.counts["refused: no token"] += 1
             self.set_status(403)
             self.set_header("Cache-Control", "no-store")
-            self.finish(message_page("This room needs its link", NO_TOKEN, kind="refused"))
+            self.finish(self.message("This room needs its link", NO_TOKEN, kind="refused"))
             return
         if token is not None:
             self.set_cookie(COOKIE, self.room.cookie, httponly=True, samesite="Lax")
 
-    def page(self, text: str, status: int = 200) -> None:
+    def message(self, title: str, text: str, retry: int | None = None, kind="message") -> bytes:
+        """A short page saying what is wrong (no token, the room is full); with `retry`, it
+        tries again on its own every `retry` seconds for five minutes, counting down."""
+        config = {"kind": "retry", "retry": retry} if retry else None
+        return self.render_string("message.html", **self.shell(title, kind, config), text=text,
+                                  retry=retry)  # fmt: skip
+
+    def shell(self, title: str, kind: str, config: dict | None = None) -> dict:
+        """The arguments of templates/shell.html (a live page's config carries the addresses
+        of the files its script loads)."""
+        if config is not None and kind in PAGES:
+            config = {**config, "urls": {name: self.static_url(name) for name in LOADED}}
+        return {"title": title, "kind": kind, "config": config, "inline_css": inline_css()}
+
+
+class Handler(Guarded, tornado.web.RequestHandler):
+    def initialize(self, room: Room) -> None:
+        self.room = room
+
+    def page(self, text, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Cache-Control", "no-store")
         self.finish(text)
@@ -303,47 +237,36 @@ class Handler(tornado.web.RequestHandler):
 
 class Index(Handler):
     def get(self) -> None:
-        links = "".join(
-            f'<li><a href="/{kind}">{html.escape(self.room.pages[kind].title)}</a></li>'
-            for kind in PAGES
-        )
-        self.page(
-            shell(
-                "The retention workbench",
-                f'<main class="wb-message"><h1>The retention workbench</h1><ul>{links}</ul>'
-                "<p>Each link opens one page for you; nothing you do there is seen by others or "
-                "written anywhere.</p></main>",
-            )
-        )
+        links = [(kind, self.room.pages[kind].title) for kind in PAGES]
+        self.page(self.render_string("index.html", **self.shell("The retention workbench",
+                                                                 "plain"), links=links))  # fmt: skip
 
 
 class PageHandler(Handler):
     def get(self, kind: str) -> None:
         seat = self.room.take(kind)
         if seat is None:
-            self.page(message_page("The room is full", FULL, retry=20), 503)
+            self.page(self.message("The room is full", FULL, retry=20), 503)
             return
         page = self.room.pages[kind]
         config = {"kind": kind, "sid": seat.sid}
-        body = f'<main class="wb-page">{self.room.bodies[kind]}</main>'
-        self.page(shell(page.title, body, config, kind))
+        self.page(self.render_string("page.html", **self.shell(page.title, kind, config),
+                                     sections=page.sections))  # fmt: skip
 
 
-class StaticHandler(Handler):
-    def get(self, name: str) -> None:
-        files, v = assets()
-        asset = files.get(name)
-        if asset is None:
+class Static(Guarded, tornado.web.StaticFileHandler):
+    """The page's own files (STATIC only), behind the token: tornado's static files (versioned
+    addresses from `static_url`, kept by the browser until they change; gzip by the app)."""
+
+    def initialize(self, path: str, room: Room) -> None:
+        super().initialize(path)
+        self.room = room
+
+    @classmethod
+    def get_absolute_path(cls, root: str, path: str) -> str:
+        if path not in STATIC:  # only the page's files, by name: nothing else is here (404)
             raise tornado.web.HTTPError(404)
-        self.set_header("Content-Type", f"{asset.kind}; charset=utf-8")
-        versioned = self.get_query_argument("v", None) == v
-        self.set_header("Cache-Control", "private, max-age=86400" if versioned else "no-cache")
-        self.set_header("Vary", "Accept-Encoding")
-        if "gzip" in self.request.headers.get("Accept-Encoding", ""):
-            self.set_header("Content-Encoding", "gzip")
-            self.finish(asset.zipped)
-        else:
-            self.finish(asset.body)
+        return super().get_absolute_path(root, path)
 
 
 class StatusHandler(Handler):
@@ -479,7 +402,7 @@ class Socket(tornado.websocket.WebSocketHandler):
         follows its state; `explorer`: the one the workshop opens), sent whole at once."""
         session = RoomExplorer(self._poster(model), self.room.worker.submit, setting, notes)
         self.models[model] = session
-        lib = f"/static/vega-bundle.js?v={assets()[1]}"
+        lib = self.static_url("vega-bundle.js")
         fields = explorer_fields(session, lib, self.room.token, follow=model == "page")
         self.post(model, {"type": "state", "fields": fields, "new": True})
         session.live = True
@@ -498,11 +421,15 @@ def application(room: Room) -> tornado.web.Application:
         [
             (r"/", Index, kw),
             (r"/(explorer|workshop)", PageHandler, kw),
-            (r"/static/([a-z0-9-]+\.(?:js|css|json))", StaticHandler, kw),
             (r"/status", StatusHandler, kw),
             (r"/socket/([A-Za-z0-9_-]{8,40})", Socket, kw),
         ],
         default_handler_class=NotFound,
+        static_path=str(STATIC_DIR),
+        static_handler_class=Static,
+        static_handler_args={"room": room},  # (tornado adds "path" to this dict)
+        template_path=str(TEMPLATES),
+        compress_response=True,
         websocket_ping_interval=room.ping,
         websocket_ping_timeout=room.ping,
         websocket_max_message_size=MAX_MESSAGE,

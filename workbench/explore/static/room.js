@@ -9,7 +9,7 @@
 // retried on its own, and a part that cannot be drawn says so and is drawn again.
 
 const CONFIG = JSON.parse(document.getElementById("wb-room-config").textContent);
-const V = CONFIG.v;
+const URLS = CONFIG.urls || {}; // the server's versioned addresses (static_url)
 
 function h(html) {
   const t = document.createElement("template");
@@ -174,9 +174,9 @@ class Model {
 }
 
 let viewModule = null;
-const frontEnd = () => (viewModule ||= import(`/static/view.js?v=${V}`));
+const frontEnd = () => (viewModule ||= import(URLS["view.js"]));
 let specsFile = null;
-const chartSpecs = () => (specsFile ||= fetch(`/static/specs.json?v=${V}`).then((r) => r.json()));
+const chartSpecs = () => (specsFile ||= fetch(URLS["specs.json"]).then((r) => r.json()));
 
 // Draw with view.js, saying so and trying again (three times) if the drawing fails.
 async function draw(el, model, what, tries = 0) {
@@ -324,7 +324,7 @@ function livePage() {
         specs: { [item.chart]: specs[item.chart] },
         data: item.data,
         width: item.width,
-        lib: `/static/vega-bundle.js?v=${V}`,
+        lib: URLS["vega-bundle.js"],
       }, conn);
       draw(el, model, "This chart");
     }
