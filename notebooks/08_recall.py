@@ -28,6 +28,7 @@ from workbench.recall import charts as C
 from workbench.recall import episodes as E
 from workbench.recall import expectation as X
 from workbench.recall import grid as R
+from workbench.recall import notes as N
 from workbench.recall import readers as D
 from workbench.recall import report as P
 from workbench.recall import squad
@@ -72,14 +73,7 @@ record("grid_informative", R.recall_matrix(grids["informative"]))
 record("grid_uninformative", R.recall_matrix(grids["uninformative"]))
 
 # %%
-n_cells = len(cells)
-Markdown(
-    f"The retention ceiling holds in all {n_cells} cells: "
-    f"{'no' if all(R.invariant_holds(g) for g in grids.values()) else 'some'} selection rule exceeds its row's retention rate "
-    "(it holds per query, since selection only ranks survivors). Under informative queries QUERY, DENSE and ORACLE all "
-    "reach the ceiling: the query token-matches exactly one fact, so selection is solved whenever the target survived. "
-    "This is the construction ceiling the paper describes, not a property of the selectors."
-)
+Markdown(N.ceiling(grids, len(cells)))
 
 # %% [markdown]
 # ## RQ1: how much of the advantage is query awareness?
@@ -107,21 +101,8 @@ record("spread", P.column(spread_summary, "quantity", ["mean", "sd", "seeds_as_f
 # %%
 g_sd = spread_summary.set_index("quantity").loc["matched_access_gain"]
 fit = variants.set_index("construction")
-LONGER, SKEWED = X.LONGER_STREAM, X.SKEWED_PLACEMENT  # two of the constructions, by name
 Markdown(
-    f"**Why ours is ~{expected['matched_access_gain']:.0f}.** Recency retention keeps the last K observations and recency "
-    "selection shows the newest k, so both depend only on where the target sits. When distractor positions are drawn without "
-    "regard to position and the target is uniform over the facts, every position holds the target with probability 1/N: "
-    f"retention is K/N = {expected['retention']:.1f}% and the matched-access gain is (K-k)/N = {expected['matched_access_gain']:.1f} pp, "
-    f"at every density. Ours, {decomp.set_index('component').loc['matched_access_gain', 'pp']:+.1f} pp, is a draw from that: over "
-    f"{int(g_sd['seeds'])} seeds our gain is {g_sd['mean']:.1f} ± {g_sd['sd']:.1f}, and {g_sd['seeds_as_far_as_paper_pct']:.1f}% of seeds "
-    f"come down to the paper's {paper_rq1['matched_access_gain']:+.1f} (it sits {abs(g_sd['paper_in_sd']):.1f} sd {'below' if g_sd['paper_in_sd'] < 0 else 'above'} our mean). "
-    "No exchangeable placement gives +15.5. A longer stream of 10 facts plus 3 distractors gives "
-    f"{fit.loc[LONGER, 'matched_access_gain']:+.1f} but retention {fit.loc[LONGER, 'retention']:.1f}%, far below the paper's "
-    f"{paper_rq1['retention']:.1f}%; a placement that puts distractors twice as often at positions 5-7 and half as often at 8-9 gives "
-    f"{fit.loc[SKEWED, 'retention']:.1f}% / {fit.loc[SKEWED, 'matched_access_gain']:+.1f}, close to the paper on both, but the seed does not describe "
-    "such a placement. So the gap lies in the seed's sample or its implementation, not in the stated construction; we did not tune our "
-    "generator toward it."
+    N.construction_gap(expected, decomp, g_sd, paper_rq1, fit, X.LONGER_STREAM, X.SKEWED_PLACEMENT)
 )
 
 # %% [markdown]
@@ -155,9 +136,10 @@ record(
     P.column(density, ["retention", "density"], "recall", "selection == 'query'"),
 )
 
+# %%
+Markdown(N.pressure(pressure, delays, density, K, TOP_K))
+
 # %% [markdown]
-# Selection is inert while K <= k: every survivor is exposed, so all five selectors tie with the retention rate. Recency retention keeps exactly the last K observations, so its recall is 0 at delays 6-9 for K = 5, while unbounded retention stays at 100%. The type-oracle gains with density because dropping more distractors leaves more room for facts; recency does not care what it drops.
-#
 # **Frequency needs something to count.** With unique slots and values two observations share only `the` and `is`, so every frequency priority ties and the rule evicts the oldest item, exactly as recency does. The study below restates `r` facts later in the stream (the same sentence observed twice; targets uniform over the distinct facts, delay counted from the last copy) and compares the rules on the same streams.
 
 # %%
@@ -170,19 +152,8 @@ record(
 
 # %%
 fr = frequency.query("retention == 'frequency'").set_index("repeats").loc[max(REPEATS)]
-verdict = (
-    "keeps fewer targets than"
-    if fr["diff_hi"] < 0
-    else "keeps more targets than"
-    if fr["diff_lo"] > 0
-    else "is not distinguishable from"
-)
-Markdown(
-    f"Without restated facts frequency keeps exactly what recency keeps in every episode ({R.same_retention(grids['informative'], 'frequency', 'recency')}). "
-    f"With {max(REPEATS)} restated facts per stream, frequency {verdict} recency: {fr['frequency_minus_recency']:+.1f} pp "
-    f"[{fr['diff_lo']:+.1f}, {fr['diff_hi']:+.1f}]. The two copies of a restated fact share all their words, so frequency keeps both, "
-    "while the queries ask about each distinct fact equally often."
-)
+same = R.same_retention(grids["informative"], "frequency", "recency")
+Markdown(N.frequency(same, fr, max(REPEATS)))
 
 # %% [markdown]
 # ## RQ3: benchmark properties that create spurious gains
@@ -213,7 +184,7 @@ record("marker_boost_pp", P.column(artifact, "retention", "boost_pp", "selection
 record("dense_uninformative", R.type_filter_report(grids["uninformative"], "unbounded", "dense"))
 
 # %% [markdown]
-# **Why DENSE leaks distractors here.** Under the uninformative query the exposed set cannot depend on the target, which is uniform over the facts, so recall is predicted by |exposed facts| / |facts| from DENSE's own exposures; the paper's 42.9 is that prediction when no distractor is exposed. What decides the exposures is how close each distractor's sentence lies to `What is the value?` under the encoder. The study below keeps every stream's positions, fact slots, values and targets and changes only the distractors: their slot vocabulary, and whether their values are drawn from the facts' values (`shared`, our default) or from a list of their own (`disjoint`). The variant vocabularies are ours and were chosen after seeing the default's result; the seed publishes neither its vocabulary nor its distractor values.
+# **Why DENSE leaks distractors here.** Under the uninformative query the exposed set cannot depend on the target, which is uniform over the facts, so recall is predicted by |exposed facts| / |facts| from DENSE's own exposures; the paper's uninformative DENSE recall is that prediction when no distractor is exposed. What decides the exposures is how close each distractor's sentence lies to `What is the value?` under the encoder. The study below keeps every stream's positions, fact slots, values and targets and changes only the distractors: their slot vocabulary, and whether their values are drawn from the facts' values (`shared`, our default) or from a list of their own (`disjoint`). The variant vocabularies are ours and were chosen after seeing the default's result; the seed publishes neither its vocabulary nor its distractor values.
 
 # %%
 dense_study = S.dense_construction_study(
@@ -235,17 +206,7 @@ tf = R.type_filter_report(grids["uninformative"], "unbounded", "dense")
 du = dense_study.query("retention == 'unbounded'").set_index(
     ["distractor_slots", "distractor_values"]
 )
-share = du.groupby(level=1)["exposed_distractor_share"].mean()
-Markdown(
-    f"DENSE exposes distractors for {tf['exposed_distractor_share']:.1f}% of its items (base rate {tf['distractor_base_rate']:.0f}%), "
-    f"and its own exposures predict {tf['predicted_from_exposure']:.1f}% recall against {tf['recall']:.1f}% observed; a selector that "
-    f"exposed no distractor would get {tf['predicted_by_type_filtering']:.1f}%, the paper's prediction. How much leaks depends on the "
-    f"construction: across the {du.index.get_level_values(0).nunique()} vocabularies the distractor share averages {share['shared']:.1f}% with shared values and "
-    f"{share['disjoint']:.1f}% with disjoint ones, and kin slots with disjoint values give {du.loc[('kin', 'disjoint'), 'exposed_distractor_share']:.1f}% "
-    f"distractors and {du.loc[('kin', 'disjoint'), 'dense_recall']:.1f}% recall (the paper: 0% and {paper['rq3']['dense_uninformative_recall']:.1f}%) "
-    "with the same MiniLM model. Latent type structure is a property of the distractor vocabulary and the encoder together, not of "
-    "dense retrieval as such."
-)
+Markdown(N.dense_leak(tf, du, paper))
 
 # %% [markdown]
 # ## RQ4: does recall predict answer correctness?
@@ -268,17 +229,7 @@ record(
 )
 
 # %%
-b = accuracy.set_index(["retention", "selection"]).loc[("recency", "query")]
-p4 = paper["rq4"]
-Markdown(
-    f"The seed's FLAN-T5-large reader recalled the target for {p4['bounded_recall']:.1f}% of queries and answered {p4['answer_accuracy']:.1f}% "
-    f"correctly (accuracy given recall {p4['conditional_accuracy_range'][0]:.1f}-{p4['conditional_accuracy_range'][1]:.1f}%, no memory "
-    f"{p4['no_memory_accuracy']:.1f}%). With the {b['reader']}, our bounded agent retains {b['retention_rate']:.1f}% of targets, recalls "
-    f"{b['recall']:.1f}% and answers {b['accuracy']:.1f}% (given recall {b['accuracy_given_recall']:.1f}%, "
-    f"{int(accuracy['correct_without_recall'].sum())} answers right without recall). "
-    "That accuracy equals recall is how the oracle reader is built; whether a real reader's accuracy is recall times a constant "
-    "is the seed's claim, which this notebook can test only with a model behind `READER_URL`. We do not reproduce it here."
-)
+Markdown(N.reader(accuracy, paper["rq4"]))
 
 # %% [markdown]
 # ## RQ5: what explains the remaining failures?

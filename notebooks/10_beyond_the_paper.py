@@ -26,8 +26,10 @@
 # Every number comes with a 95% bootstrap interval over seeds (2000 fixed, seeded resamples,
 # percentile intervals, `workbench.common.stats`); where two settings are compared on the same seeds the
 # difference is paired (the same resamples for both), with the number of seeds that went up and
-# down. Sweeps run on the batch engine (`workbench.dsgc.batch`: the same arithmetic as `policies.DSGC`
-# for many scenarios and settings at once; a test checks it against `Trace` run by run).
+# down. Sweeps run on the batch engine (`workbench.dsgc.batch`: many scenarios and settings scored
+# at once by the same `policies` code that scores one scenario; a test checks it against `Trace`
+# run by run). Each section's pipeline is one library function (`studies.khop_part`,
+# `graph_part`, `induced_part`), the same the recording script runs (`studies.study_tables`).
 
 # %%
 import pandas as pd
@@ -96,8 +98,8 @@ Markdown(
 # `c1`. Similarity-only is drawn at hops = 0 (no propagation ranks exactly as similarity).
 
 # %%
-runs1 = studies.per_encoder(studies.khop_runs, sets, HOPS, DELTAS)
-k1 = studies.khop_table(runs1, **BOOT)
+part1 = studies.khop_part(sets, HOPS, DELTAS, **BOOT)
+runs1, k1, gains = part1.runs, part1.table, part1.gains
 write_csv(k1, f"{RESULTS_DIR}/beyond_khop.csv")
 DELTA, K = studies.chosen_setting(k1)
 view = k1[(k1.policy == "similarity") | (k1.delta == DELTA)].assign(
@@ -111,7 +113,6 @@ show_table(studies.pivot(view, ["encoder", "template", "total_blocks"], "hops"))
 # that damping (the records hold every damping).
 
 # %%
-gains = studies.hop_gain(runs1, 1, 2, **BOOT)
 show_table(studies.diff_cells(gains[gains.delta == DELTA]))
 record("khop", studies.khop_record(view))
 record("chosen", {"delta": DELTA, "hops": K})
@@ -247,12 +248,8 @@ Markdown(
 
 # %%
 noise = [(d, 0) for d in DROPS] + [(0.0, s) for s in SPURIOUS if s]
-hops2 = sorted({1, K})
-runs2 = studies.per_encoder(studies.graph_runs, sets, hops2, DELTA, noise)
-g2 = studies.graph_table(runs2, **BOOT)
-vs2 = studies.versus_similarity(runs2, **BOOT)
-gh2 = studies.graph_hop_gain(runs2, 1, K, **BOOT) if K != 1 else None
-identical = studies.identical_to_similarity(runs2)
+part2 = studies.graph_part(sets, K, DELTA, noise, **BOOT)
+g2, vs2, gh2, identical = part2.table, part2.versus, part2.hop_gain, part2.identical
 write_csv(g2, f"{RESULTS_DIR}/beyond_graph.csv")
 write_csv(vs2, f"{RESULTS_DIR}/beyond_graph_vs_similarity.csv")
 drop_view = g2[(g2.spurious == 0)].assign(drop=lambda t: t["drop"].astype(float))
@@ -343,8 +340,8 @@ show_table(studies.diff_cells(rec_vs[rec_vs["down"] > 0]))
 # Edge quality is judged as pairs (the chain's blocks linked, direction aside) and directed.
 
 # %%
-graphs = {e: studies.induced_graphs(sc, e) for e, sc in sets.items() if sc}
-quality = studies.per_encoder(lambda sc, e: studies.edge_quality(sc, graphs[e], e, **BOOT), sets)
+part3 = studies.induced_part(sets, K, DELTA, **BOOT)
+quality, t3, vo3 = part3.quality, part3.table, part3.versus
 write_csv(quality, f"{RESULTS_DIR}/beyond_edges.csv")
 show_table(
     quality[quality.graph != "true"][
@@ -369,11 +366,6 @@ record("identifier_sharing", {r.template: [r.shared, r.handed_off] for r in shar
 Markdown(prose.sharing_summary(share, quality, k1))
 
 # %%
-runs3 = studies.per_encoder(
-    lambda sc, e: studies.induced_runs(sc, e, graphs[e], hops2, DELTA), sets
-)
-t3 = studies.induced_table(runs3, **BOOT)
-vo3 = studies.versus_true(runs3, **BOOT)
 write_csv(t3, f"{RESULTS_DIR}/beyond_induced.csv")
 show_table(studies.induced_pivot(t3))
 record(

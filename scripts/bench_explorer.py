@@ -205,9 +205,9 @@ def lab_server(folder: str, env: dict, log):
 
 def measure(where: str = "room", reps: int = 1, screenshots: str | None = None) -> dict:
     """Run the plan `reps` times in one browser; returns samples by (encoder/blocks, control)."""
+    from browserkit import Recorder, chromium, serve
     from playwright.sync_api import sync_playwright
 
-    from browserkit import Recorder, chromium, serve
     from workbench.explore.explorer import payload
 
     start, steps = plan()

@@ -9,6 +9,8 @@ beside ours are in `predictions`, the notebook's prose in `prose`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from workbench.beyond.induce import (
@@ -396,7 +398,7 @@ def tier_table(scenarios, runs: pd.DataFrame, graphs: dict, **boot) -> pd.DataFr
     return out.rename(columns={"mean": "retention", "lo": "retention_lo", "hi": "retention_hi"})
 
 
-# --- the study as one pipeline (scripts/beyond_record.py records it; the notebook runs its parts) --
+# --- the study's grid and its chosen setting ------------------------------------------------------
 
 HOPS = (1, 2, 3, 4)
 DELTAS = (0.25, 0.5, 0.75, 1.0)
@@ -409,6 +411,62 @@ def chosen_setting(khop: pd.DataFrame, encoder: str = "lexical") -> tuple[float,
     return delta, choose_hops(khop, delta, encoder)
 
 
+# --- the notebook's three sections, one function each (notebook 10 and study_tables) -------------
+
+
+@dataclass(frozen=True)
+class KhopPart:
+    """Section 1: the k-hop runs, their table, and the paired gain of one hop -> two."""
+
+    runs: pd.DataFrame
+    table: pd.DataFrame
+    gains: pd.DataFrame
+
+
+def khop_part(sets: dict, hops=HOPS, deltas=DELTAS, **boot) -> KhopPart:
+    runs = per_encoder(khop_runs, sets, hops, deltas)
+    return KhopPart(runs, khop_table(runs, **boot), hop_gain(runs, 1, 2, **boot))
+
+
+@dataclass(frozen=True)
+class GraphPart:
+    """Section 2: DSGC on noisy graphs beside similarity-only, paired, and (when the chosen
+    hops is not 1) the chosen hops against one hop on each noisy graph."""
+
+    runs: pd.DataFrame
+    table: pd.DataFrame
+    versus: pd.DataFrame
+    hop_gain: pd.DataFrame | None
+    identical: dict
+
+
+def graph_part(sets: dict, hops: int, delta: float, noise=NOISE, **boot) -> GraphPart:
+    runs = per_encoder(graph_runs, sets, sorted({1, hops}), delta, noise)
+    gain = graph_hop_gain(runs, 1, hops, **boot) if hops != 1 else None
+    return GraphPart(runs, graph_table(runs, **boot), versus_similarity(runs, **boot), gain,
+                     identical_to_similarity(runs))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InducedPart:
+    """Section 3: the induced graphs, their edge quality, DSGC over them, and DSGC over them
+    against the true graph and similarity-only (paired)."""
+
+    graphs: dict
+    quality: pd.DataFrame
+    runs: pd.DataFrame
+    table: pd.DataFrame
+    versus: pd.DataFrame
+
+
+def induced_part(sets: dict, hops: int, delta: float, **boot) -> InducedPart:
+    graphs = {e: induced_graphs(sc, e) for e, sc in sets.items() if sc}
+    quality = per_encoder(lambda sc, e: edge_quality(sc, graphs[e], e, **boot), sets)
+    runs = per_encoder(lambda sc, e: induced_runs(sc, e, graphs[e], sorted({1, hops}), delta), sets)
+    return InducedPart(graphs, quality, runs, induced_table(runs, **boot),
+                       versus_true(runs, **boot))  # fmt: skip
+
+
 def study_tables(
     scenarios,
     encoder: str,
@@ -419,19 +477,20 @@ def study_tables(
     noise=NOISE,
     **boot,
 ) -> dict[str, pd.DataFrame]:
-    """Every table of the three parts for one encoder, by name (beyond_<tag>_<name>.csv)."""
-    runs1 = khop_runs(scenarios, encoder, all_hops, deltas)
-    runs2 = graph_runs(scenarios, encoder, sorted({1, hops}), delta, noise)
-    graphs = induced_graphs(scenarios, encoder)
-    runs3 = induced_runs(scenarios, encoder, graphs, sorted({1, hops}), delta)
+    """Every table of the three sections for one encoder, by name (beyond_<tag>_<name>.csv):
+    the notebook's section functions on this encoder's scenarios."""
+    sets = {encoder: scenarios}
+    one = khop_part(sets, all_hops, deltas, **boot)
+    two = graph_part(sets, hops, delta, noise, **boot)
+    three = induced_part(sets, hops, delta, **boot)
     return {
-        "khop": khop_table(runs1, **boot),
-        "gain": hop_gain(runs1, 1, 2, **boot),
-        "graph": graph_table(runs2, **boot),
-        "graph_vs_similarity": versus_similarity(runs2, **boot),
-        "edges": edge_quality(scenarios, graphs, encoder, **boot),
-        "induced": induced_table(runs3, **boot),
-        "induced_vs": versus_true(runs3, **boot),
+        "khop": one.table,
+        "gain": one.gains,
+        "graph": two.table,
+        "graph_vs_similarity": two.versus,
+        "edges": three.quality,
+        "induced": three.table,
+        "induced_vs": three.versus,
     }  # fmt: skip
 
 
