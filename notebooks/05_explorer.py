@@ -48,8 +48,8 @@ explorer(state)
 # whether the chain was kept and, if not, which block was displaced, by which block, by what
 # margin. "copy link" gives a link that opens this same view; "save" exports the ranking table
 # (CSV), either chart (SVG or PNG) and the state (JSON). Run it live with `make explore`
-# (JupyterLab) or `make app` (the room server: one page for each participant, see the README's
-# "Running a room").
+# (JupyterLab) or `make app` (the room server: one page for each participant, see
+# docs/room.md, "Running a room").
 
 # %% [markdown] tags=["room-hidden"]
 # ## The starting view, stored

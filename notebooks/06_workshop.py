@@ -28,8 +28,8 @@
 # | 3-4. The one-hop boundary | 20 | which block does one hop lose, and how many hops keep it? |
 # | 5. Free exploration | 15-30 | find your own failing seed and explain it |
 #
-# Run it with `make app` (the room server: one page for each participant, see the README's
-# "Running a room") or in JupyterLab (run all cells). It writes no file, so a whole room can use
+# Run it with `make app` (the room server: one page for each participant, see
+# docs/room.md, "Running a room") or in JupyterLab (run all cells). It writes no file, so a whole room can use
 # one checkout.
 
 # %%

@@ -80,7 +80,7 @@ Markdown(
         f"The sentence encoder runs live on seeds {s_lo}:{s_hi} only ({len(live_sentence)} "
         f"scenarios, {n_texts} unique texts), because all {hi - lo} seeds have {all_texts} "
         "unique texts and all-MiniLM-L6-v2 encodes them in minutes, not seconds, on the 2-core "
-        "machine that re-runs this notebook from an empty cache (measured: see the README). The "
+        "machine that re-runs this notebook from an empty cache (measured: see docs/induction.md). The "
         "same study on 500 sentence seeds was run once with `python scripts/beyond_record.py "
         "--encoder sentence --seeds 0:500` and is shown beside each part as a **recorded** table "
         "(read from a CSV, not re-run here)."

@@ -250,5 +250,26 @@ def test_workshop_questions_hold_no_answer_and_reveals_score():
     assert parts[0].predict.disabled and parts[0].predict.value == p1.predict.value
     assert parts[2].predict.value == p3.predict.value and not parts[2].predict.disabled
     assert not parts[3].revealed and parts[0].compare.value == p1.compare.value
-    again.memory.restored = {"9": {"revealed": True}, "4": "junk", "3": {"guess": "no such"}}
+    assert kept == {"1": kept["1"], "2": kept["2"], "3": {"choice": 0, "revealed": False}}
+    again.memory.restored = {"9": {"revealed": True}, "4": "junk", "3": {"choice": 99}}
     assert not parts[3].revealed and parts[2].predict.value == p3.predict.value  # ignored
+    again.memory.restored = {"3": {"choice": True}, "4": {"choice": "1", "revealed": True}}
+    assert not parts[3].revealed and parts[2].predict.value == p3.predict.value  # ignored
+
+
+def test_the_widgets_and_the_room_share_one_workshop_session():
+    """The notebook's widgets hold no state of their own: a reveal is the session's, so the
+    message the room would send for it is the one the widgets drew from, and what the widgets keep
+    for a reload is what the room page keeps (the same {choice, revealed} shape)."""
+    from workbench.explore.lessons import WorkshopSession
+
+    ws = Workshop()
+    p1 = ws.part(1)
+    p1.predict.value = p1.question.choices[0][1]
+    p1.button.click()
+    room = WorkshopSession(Workshop())
+    msg = room.reveal("1", 0)
+    assert ws.session.revealed["1"] == msg and p1.compare.value == msg["compare"]
+    assert ws.score.value == room.score()["html"]
+    assert ws.memory.state["1"] == {"choice": 0, "revealed": True}
+    assert [m["part"] for m in room.restore(ws.memory.state)] == ["1"]

@@ -416,7 +416,8 @@ def test_a_notebook_the_room_cannot_read_is_a_clear_error(tmp_path):
 
 
 def test_a_workshop_session_checks_what_a_page_sends():
-    from workbench.explore.sessions import WorkshopSession, cached_workshop
+    from workbench.explore.lessons import WorkshopSession
+    from workbench.explore.sessions import cached_workshop
 
     session = WorkshopSession(cached_workshop(tuple(sorted({"encoder": "lexical"}.items()))))
     for bad in (True, -1, 99, "1", 1.5):

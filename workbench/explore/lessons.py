@@ -1,8 +1,11 @@
 """What the workshop asks and answers, as data: each part's question (HTML with no answer in it,
 and the predictions to pick from) and its answer (the right prediction, the answer in words, and
 what the reveal shows), the runs behind them, the comparison of a prediction with the answer, and
-the score line. The notebook's widgets (`workbench.explore.workshop`) and the room server's
-sessions (`workbench.explore.sessions`) both show these, so a reveal reads the same in both.
+the score line; and `WorkshopSession`, one participant's workshop: what they revealed, each
+prediction locked by its reveal, the score, and what a reload brings back. The session is the
+workshop's only state: the notebook's widgets (`workbench.explore.workshop`) and the room server's
+pages (`workbench.explore.sessions`, `static/room.js`) are two hosts that render it, so a reveal,
+a lock and a score read the same in both.
 
 Before a reveal the page names blocks by neutral ids (B01, B02, ... in a seeded shuffle), so an id
 such as c2 or h1 cannot give a block's kind away.
@@ -178,3 +181,116 @@ def _same(guess, answer) -> bool:
     if isinstance(answer, list | tuple | set):
         return guess in answer
     return guess == answer
+
+
+def item_json(item: tuple) -> dict:
+    """A reveal's item for a host: {"html": ...} or {"chart": spec name, "data", "width", "cls"}."""
+    if item[0] == "html":
+        return {"html": item[1]}
+    _, spec, data, width, cls = item
+    return {"chart": spec, "data": data, "width": width, "cls": cls}
+
+
+class WorkshopSession:
+    """One participant's workshop: the parts they revealed, each with its prediction (a reveal
+    locks it) and whether it was right. `workshop` gives the parts (`PARTS`), their questions and
+    their answers (computed once per workshop, never before a reveal asks). A host keeps what the
+    page chose and revealed ({key: {"choice": index, "revealed": bool}}, e.g. in localStorage) and
+    hands it back after a reload (`restore`, `choices`)."""
+
+    def __init__(self, workshop):
+        self.workshop = workshop
+        self.revealed: dict[str, dict] = {}  # key -> the message that answered the reveal
+
+    def results(self) -> dict[str, bool | None]:
+        return {k: m["right"] for k, m in self.revealed.items()}
+
+    def questions(self) -> dict[str, dict]:
+        """Each part's question and choice labels (a page shows them before any reveal)."""
+        out = {}
+        for key in self.workshop.PARTS:
+            q = self.workshop.question(key)
+            out[key] = {"html": q.html, "choices": [label for label, _ in q.choices]}
+        return out
+
+    def choice_index(self, key, value) -> int | None:
+        """The index of a prediction's value among part `key`'s choices (None: no prediction)."""
+        values = [v for _, v in self.workshop.question(str(key)).choices]
+        return values.index(value) if value in values else None
+
+    def reveal(self, key, choice) -> dict:
+        """Reveal part `key` with the prediction at index `choice` of its choices (None: no
+        prediction); a part already revealed answers as it did (its prediction stays locked)."""
+        key = str(key)
+        q = self.workshop.question(key)  # ValueError for a part that does not exist
+        if key in self.revealed:
+            return self.revealed[key]
+        if choice is not None and (
+            isinstance(choice, bool)
+            or not isinstance(choice, int)
+            or not 0 <= choice < len(q.choices)
+        ):
+            raise ValueError(f"part {key}: no prediction {choice!r}")
+        guess = None if choice is None else q.choices[choice][1]
+        answer = self.workshop.answer(key)
+        right, compare = judge(q, guess, answer)
+        msg = {
+            "type": "revealed",
+            "part": key,
+            "choice": choice,
+            "right": right,
+            "compare": compare,
+            "items": [item_json(i) for i in answer.items],
+        }
+        self.revealed[key] = msg
+        return msg
+
+    def score(self) -> dict:
+        return {"type": "score", "html": score_html(self.results())}
+
+    def kept(self, choices: dict) -> dict:
+        """What a host keeps for a reload: each part's choice ({key: index or None}, the page's
+        unrevealed picks) with the revealed parts' locked choices over them."""
+        out = {k: {"choice": c, "revealed": False} for k, c in choices.items()}
+        for k, m in self.revealed.items():
+            out[k] = {"choice": m["choice"], "revealed": True}
+        return out
+
+    def choices(self, kept) -> dict[str, int]:
+        """The unrevealed parts' picks in what a page kept, where each is a valid choice."""
+        out = {}
+        if not isinstance(kept, dict):
+            return out
+        for key in self.workshop.PARTS:
+            k = kept.get(key)
+            if key in self.revealed or not isinstance(k, dict):
+                continue
+            c = k.get("choice")
+            n = len(self.workshop.question(key).choices)
+            if isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n:
+                out[key] = c
+        return out
+
+    def restore(self, kept) -> list[dict]:
+        """What the page kept: its reveals made again, in part order; anything malformed or
+        unknown is skipped."""
+        out = []
+        if not isinstance(kept, dict):
+            return out
+        for key in self.workshop.PARTS:
+            k = kept.get(key)
+            if isinstance(k, dict) and k.get("revealed") is True:
+                try:
+                    out.append(self.reveal(key, k.get("choice")))
+                except ValueError:
+                    continue
+        return out
+
+    def explorer_note(self) -> str | None:
+        """Why the free-exploration explorer cannot open yet, or None."""
+        return explorer_note(self.revealed)
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkshopSession({self.workshop!r}: revealed {', '.join(self.revealed) or 'nothing'})"
+        )

@@ -1,6 +1,6 @@
 """The room server: the explorer and the workshop served to a room from one Python process.
 
-Why not a kernel per page (Voila): measured on the 2-core machine (README, "Running a room"), a
+Why not a kernel per page (Voila): measured on the 2-core machine (docs/room.md, "Why one process"), a
 Voila page costs its browser 3-10 CPU seconds before its first view (about 100 requests, 5 MB of
 JupyterLab bundles), and every page also needs a kernel (190 MB, executing its notebook). Here a
 page is its notebook's prose (`pages.read_page`), `static/room.js` and the explorer's own front end
@@ -50,10 +50,10 @@ import tornado.websocket
 
 from workbench.dsgc.trace import Setting
 from workbench.explore.explorer import from_query
+from workbench.explore.lessons import WorkshopSession
 from workbench.explore.pages import Page, read_page
 from workbench.explore.sessions import (
     RoomExplorer,
-    WorkshopSession,
     cached_workshop,
     explorer_fields,
     workshop_args,

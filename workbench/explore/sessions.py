@@ -1,10 +1,10 @@
 """The room server's sessions: what one page of a room holds, with no widget and no kernel.
 
 An explorer page holds a `RoomExplorer` (the notebook explorer's own `ExplorerSession`, its fields
-sent to the page over its websocket); a workshop page holds a `WorkshopSession` (the parts it
-revealed, with their predictions and the score). What every page shares is computed once for the
-whole room and kept: a setting's view (`cached_view`) and a workshop's scenarios, questions and
-answers (`cached_workshop`); `preheat` computes the pages' first views before anyone arrives.
+sent to the page over its websocket); a workshop page holds the notebook workshop's own
+`lessons.WorkshopSession` (the parts it revealed, with their predictions and the score). What
+every page shares is computed once for the whole room and kept: a setting's view (`cached_view`)
+and a workshop's scenarios, questions and answers (`cached_workshop`); `preheat` computes the pages' first views before anyone arrives.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from workbench.common.encoders import ENCODERS
 from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc.trace import Setting
 from workbench.explore.explorer import ExplorerSession, view
-from workbench.explore.lessons import explorer_note, judge, score_html
 from workbench.explore.pages import Page
 from workbench.explore.widgets import specs
 from workbench.explore.workshop import Workshop
@@ -132,90 +131,3 @@ def workshop_args(page: Page, query: str) -> tuple[tuple, list[str]]:
             except ValueError as e:
                 problems.append(f"link: {key}={raw!r} ignored ({e})")
     return tuple(sorted(out.items())), problems
-
-
-# --- a workshop page ----------------------------------------------------------------------------
-
-
-def item_json(item: tuple) -> dict:
-    """A reveal's item for a page: {"html": ...} or {"chart": spec name, "data", "width", "cls"}."""
-    if item[0] == "html":
-        return {"html": item[1]}
-    _, spec, data, width, cls = item
-    return {"chart": spec, "data": data, "width": width, "cls": cls}
-
-
-class WorkshopSession:
-    """One participant's workshop in the room server (no widgets): the parts they revealed, each
-    with its prediction (a reveal locks it) and whether it was right. The page keeps its
-    predictions and reveals in the browser and sends them back after a reload (`restore`); the
-    answers are computed once per workshop (`Workshop.answer`), never before a reveal asks."""
-
-    def __init__(self, workshop: Workshop):
-        self.workshop = workshop
-        self.revealed: dict[str, dict] = {}  # key -> the message that answered the reveal
-
-    def results(self) -> dict[str, bool | None]:
-        return {k: m["right"] for k, m in self.revealed.items()}
-
-    def questions(self) -> dict[str, dict]:
-        """Each part's question and choice labels (the page shows them before any reveal)."""
-        out = {}
-        for key in Workshop.PARTS:
-            q = self.workshop.question(key)
-            out[key] = {"html": q.html, "choices": [label for label, _ in q.choices]}
-        return out
-
-    def reveal(self, key, choice) -> dict:
-        """Reveal part `key` with the prediction at index `choice` of its choices (None: no
-        prediction); a part already revealed answers as it did (its prediction stays locked)."""
-        key = str(key)
-        q = self.workshop.question(key)  # ValueError for a part that does not exist
-        if key in self.revealed:
-            return self.revealed[key]
-        if choice is not None and (
-            isinstance(choice, bool)
-            or not isinstance(choice, int)
-            or not 0 <= choice < len(q.choices)
-        ):
-            raise ValueError(f"part {key}: no prediction {choice!r}")
-        guess = None if choice is None else q.choices[choice][1]
-        answer = self.workshop.answer(key)
-        right, compare = judge(q, guess, answer)
-        msg = {
-            "type": "revealed",
-            "part": key,
-            "choice": choice,
-            "right": right,
-            "compare": compare,
-            "items": [item_json(i) for i in answer.items],
-        }
-        self.revealed[key] = msg
-        return msg
-
-    def score(self) -> dict:
-        return {"type": "score", "html": score_html(self.results())}
-
-    def restore(self, kept) -> list[dict]:
-        """What the page kept ({key: {"choice": k, "revealed": bool}}): its reveals made again,
-        in part order; anything malformed or unknown is skipped."""
-        out = []
-        if not isinstance(kept, dict):
-            return out
-        for key in Workshop.PARTS:
-            k = kept.get(key)
-            if isinstance(k, dict) and k.get("revealed") is True:
-                try:
-                    out.append(self.reveal(key, k.get("choice")))
-                except ValueError:
-                    continue
-        return out
-
-    def explorer_note(self) -> str | None:
-        """Why the free-exploration explorer cannot open yet, or None."""
-        return explorer_note(self.revealed)
-
-    def __repr__(self) -> str:
-        return (
-            f"WorkshopSession({self.workshop!r}: revealed {', '.join(self.revealed) or 'nothing'})"
-        )

@@ -25,55 +25,44 @@ from workbench.explore.lessons import (
     SWEEP_COLUMNS,
     Answer,
     Question,
-    explorer_note,
+    WorkshopSession,
     find_seed,
     first_rescue,
     html_table,
-    judge,
     kept,
     knob_sweep,
     neutral_ids,
-    score_html,
     sweep_rows,
 )
 from workbench.explore.widgets import ChartView, Memory
 
 
 class Score(w.HTML):
-    """Right predictions out of the parts revealed with a prediction (one widget, shown anywhere)."""
+    """The session's score line (right predictions out of the parts revealed with one)."""
 
-    def __init__(self):
+    def __init__(self, session: WorkshopSession):
         super().__init__()
-        self.results: dict[str, bool | None] = {}
+        self.session = session
         self.add_class("wb-score")
         self.show()
 
-    def add(self, part: str, right: bool | None) -> None:
-        self.results[part] = right
-        self.show()
-
     def show(self) -> None:
-        self.value = score_html(self.results)
+        self.value = self.session.score()["html"]
 
     def __repr__(self) -> str:
         return "Score(right predictions across the parts)"
 
 
 class Part(w.VBox):
-    """One exercise as widgets: the question (no answer in it), a prediction, Reveal, then the
-    answer (`reveal()` computes it only when clicked)."""
+    """One part of the session as widgets: the question (no answer in it), a prediction, Reveal,
+    then the answer. The session decides (it computes the answer when Reveal is clicked and locks
+    the prediction); the widgets only show what it answered."""
 
-    def __init__(self, question: Question, reveal, score: Score, on_change=None):
-        self.question, self._reveal, self.score, self._on_change = (
-            question,
-            reveal,
-            score,
-            on_change,
-        )
-        self.key = question.key
-        self.labels = {v: label for label, v in question.choices}
+    def __init__(self, session: WorkshopSession, key: str, on_change=None):
+        self.session, self.key, self._on_change = session, key, on_change
+        self.question = session.workshop.question(key)
         self.predict = w.Dropdown(
-            options=[("- pick your prediction -", None), *question.choices],
+            options=[("- pick your prediction -", None), *self.question.choices],
             value=None,
             description="I predict",
             layout=w.Layout(width="360px"),
@@ -85,7 +74,7 @@ class Part(w.VBox):
         self.predict.observe(lambda _c: self._changed(), "value")
         super().__init__(
             [
-                w.HTML(question.html).add_class("wb-question"),
+                w.HTML(self.question.html).add_class("wb-question"),
                 w.HBox([self.predict, self.button]),
                 self.compare,
                 self.answer,
@@ -93,45 +82,40 @@ class Part(w.VBox):
         )
         self.add_class("wb-part").add_class(f"wb-part-{self.key}")
 
+    @property
+    def choice(self) -> int | None:
+        """The prediction picked, as its index among the choices."""
+        return self.session.choice_index(self.key, self.predict.value)
+
     def _on_reveal(self, _button=None) -> None:
-        guess = self.predict.value
-        self.predict.disabled = self.button.disabled = (
-            True  # a guess cannot change after the reveal
-        )
-        answer = self._reveal()
-        right, self.compare.value = judge(self.question, guess, answer)
-        self.answer.children = [_item_widget(item) for item in answer.items]
-        self.score.add(self.key, right)
+        self.show(self.session.reveal(self.key, self.choice))
         self._changed()
+
+    def show(self, msg: dict) -> None:
+        """Draw what the session answered for this part (its prediction locked)."""
+        c = msg["choice"]
+        self.predict.value = None if c is None else self.question.choices[c][1]
+        self.predict.disabled = self.button.disabled = True
+        self.compare.value = msg["compare"]
+        self.answer.children = [_item_widget(item) for item in msg["items"]]
 
     @property
     def revealed(self) -> bool:
-        return self.button.disabled
+        return self.key in self.session.revealed
 
     def _changed(self) -> None:
         if self._on_change is not None:
             self._on_change()
 
-    def restore(self, kept: dict) -> None:
-        """Back to what the page kept: the prediction, and the reveal (which locks it)."""
-        if self.revealed:
-            return
-        guess = kept.get("guess")
-        if guess in self.labels:
-            self.predict.value = guess
-        if kept.get("revealed"):
-            self._on_reveal()
-
     def __repr__(self) -> str:
         return f"Part({self.key}: predict, then reveal)"
 
 
-def _item_widget(item: tuple) -> w.Widget:
-    """A reveal's item as a widget: HTML, or a chart drawn in the browser."""
-    if item[0] == "html":
-        return w.HTML(item[1])
-    _, spec, data, width, cls = item
-    return ChartView(spec, data, width=width).add_class(cls)
+def _item_widget(item: dict) -> w.Widget:
+    """A reveal's item (`lessons.item_json`) as a widget: HTML, or a chart drawn in the browser."""
+    if "html" in item:
+        return w.HTML(item["html"])
+    return ChartView(item["chart"], item["data"], width=item["width"]).add_class(item["cls"])
 
 
 def _html(text: str, cls: str = "wb-reveal-text") -> tuple[str, str]:
@@ -180,10 +164,15 @@ class Workshop:
         s, h = self.state, self.hop_state
         return f"wb-workshop/{s.encoder}/{s.template}/{s.seed}/{h.seed}/{s.multiplier:g}"
 
-    # the widgets, made when the notebook shows them (the room server uses none)
+    # the widgets, made when the notebook shows them (the room server uses none); they render
+    # the one session, which holds every reveal, lock and score
+    @cached_property
+    def session(self) -> WorkshopSession:
+        return WorkshopSession(self)
+
     @cached_property
     def score(self) -> Score:
-        return Score()
+        return Score(self.session)
 
     @cached_property
     def memory(self) -> Memory:
@@ -193,15 +182,18 @@ class Workshop:
         return memory
 
     def _keep(self) -> None:
-        self.memory.state = {
-            k: {"guess": p.predict.value, "revealed": p.revealed} for k, p in self.parts.items()
-        }
+        self.score.show()
+        self.memory.state = self.session.kept({k: p.choice for k, p in self.parts.items()})
 
     def _restore(self, change) -> None:
-        for key in sorted(change["new"]):
-            part = self.parts.get(key)
-            if part is not None and isinstance(change["new"][key], dict):
-                part.restore(change["new"][key])
+        kept = change["new"]
+        for key, c in self.session.choices(kept).items():
+            if key in self.parts:
+                self.parts[key].predict.value = self.parts[key].question.choices[c][1]
+        for msg in self.session.restore(kept):
+            if msg["part"] in self.parts:
+                self.parts[msg["part"]].show(msg)
+        self._keep()
 
     def scoreboard(self) -> w.VBox:
         """The score, and the page's memory of the predictions and reveals (shown once, after
@@ -266,8 +258,8 @@ class Workshop:
 
     def part(self, n: int) -> Part:
         """Part n as widgets (the notebook's cells)."""
-        key = str(n)
-        p = Part(self.question(key), lambda: self.answer(key), self.score, self._keep)
+        self.question(str(n))  # ValueError for a part that does not exist
+        p = Part(self.session, str(n), self._keep)
         self.parts[p.key] = p
         return p
 
@@ -454,7 +446,7 @@ class Workshop:
         box = w.VBox([button, note]).add_class("wb-free")
 
         def open_explorer(_b=None):
-            why = explorer_note(self.score.results)
+            why = self.session.explorer_note()
             if why:
                 note.value = why
                 return
