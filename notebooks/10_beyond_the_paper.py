@@ -36,7 +36,6 @@ import pandas as pd
 from IPython.display import Markdown
 
 from workbench.beyond import predictions, prose, studies, tiers
-from workbench.common import stats
 from workbench.common.io import write_csv
 from workbench.common.notebook import record, show_figure, show_table
 from workbench.common.seeds import parse_seeds
@@ -69,24 +68,8 @@ live_sentence = studies.subset(scenarios, SENTENCE_SEEDS) if sentence else []
 sets = {"lexical": scenarios, "sentence": live_sentence}  # the scenarios each encoder runs
 lo, hi = parse_seeds(SEEDS)
 s_lo, s_hi = parse_seeds(SENTENCE_SEEDS) if sentence else (0, 0)
-n_texts = len({t for sc in live_sentence for t in [sc.query, *sc.texts]})
-all_texts = len({t for sc in scenarios for t in [sc.query, *sc.texts]})
 Markdown(
-    f"**What runs here.** {len(scenarios)} generated scenarios: 4 templates x "
-    f"{len(SIZES)} sizes ({', '.join(map(str, SIZES))} blocks) x seeds {lo}:{hi}, medium "
-    f"honeypots, M = 2, lambda = 1, tau = 0.25. Every cell of the lexical encoder uses all "
-    f"{hi - lo} seeds. "
-    + (
-        f"The sentence encoder runs live on seeds {s_lo}:{s_hi} only ({len(live_sentence)} "
-        f"scenarios, {n_texts} unique texts), because all {hi - lo} seeds have {all_texts} "
-        "unique texts and all-MiniLM-L6-v2 encodes them in minutes, not seconds, on the 2-core "
-        "machine that re-runs this notebook from an empty cache (measured: see docs/induction.md). The "
-        "same study on 500 sentence seeds was run once with `python scripts/beyond_record.py "
-        "--encoder sentence --seeds 0:500` and is shown beside each part as a **recorded** table "
-        "(read from a CSV, not re-run here)."
-        if sentence
-        else "The sentence encoder is not run at these parameters."
-    )
+    prose.what_runs(scenarios, SIZES, (lo, hi), live_sentence if sentence else None, (s_lo, s_hi))
 )
 
 # %% [markdown]
@@ -140,18 +123,7 @@ record(
 )
 
 # %%
-best = (
-    damp[damp.best]
-    .groupby(["encoder", "total_blocks"])["delta"]
-    .agg(lambda d: ", ".join(f"{x:g}" for x in d))
-)
-Markdown(
-    "Best dampings per encoder and size: "
-    + "; ".join(f"{e}, {n} blocks: {d}" for (e, n), d in best.items())
-    + f". The notebook uses delta = {DELTA:g} from here on: the most damped value that is best "
-    f"at every size under the lexical encoder, with {K} hops (the fewest hops that reach the best "
-    "target retention there)."
-)
+Markdown(prose.damping_choice(damp, DELTA, K))
 
 # %% [markdown]
 # **Do more hops cost anything?** Extra hops could lift honeypots or fillers if support leaked
@@ -201,13 +173,7 @@ record(
 )
 
 # %%
-at_chosen = lost[(lost.hops == K) & (lost.delta == DELTA)]
-Markdown(
-    f"{len(lost)} k-hop runs (hops >= 2, any damping) lose a chain block, "
-    f"{len(lost.drop_duplicates(['encoder', 'template', 'total_blocks', 'seed']))} distinct "
-    f"scenarios; at the chosen setting ({K} hops, delta = {DELTA:g}): {len(at_chosen)}. "
-    + (" ".join(traces.verdict) if len(traces) else "There is nothing to trace.")
-)
+Markdown(prose.still_lost(lost, traces, K, DELTA))
 
 # %% [markdown]
 # **Recorded: the sentence encoder on 500 seeds** (same study, `scripts/beyond_record.py`; read
@@ -225,18 +191,7 @@ record(
         for r in rec_view[rec_view.template.isin(studies.TARGETS)].itertuples()
     },
 )
-rg = rec_gain[rec_gain.delta == DELTA]
-Markdown(
-    f"Recorded, sentence encoder, {int(rec_k.n.max())} seeds, one hop -> two hops at delta = "
-    f"{DELTA:g}: "
-    + "; ".join(
-        f"{r.template} {r.total_blocks}: {stats.fmt_diff(r.diff, r.lo, r.hi)} "
-        f"({r.up} up, {r.down} down)"
-        for r in rg.itertuples()
-        if r.template in studies.TARGETS
-    )
-    + "."
-)
+Markdown(prose.recorded_khop(rec_k, rec_gain, DELTA))
 
 # %% [markdown]
 # ## 2. What happens when the graph is wrong?

@@ -15,6 +15,75 @@ def _diff_text(r) -> str:
     return f"{stats.fmt_diff(d['diff'], d['lo'], d['hi'])} ({int(d['up'])} seeds up, {int(d['down'])} down)"
 
 
+def what_runs(scenarios, sizes, seeds, live_sentence=None, sentence_seeds=(0, 0)) -> str:
+    """What the notebook runs: the generated scenarios, and where the sentence encoder runs live
+    (`live_sentence`: its scenarios, None when it does not run)."""
+    lo, hi = seeds
+    text = (
+        f"**What runs here.** {len(scenarios)} generated scenarios: 4 templates x "
+        f"{len(sizes)} sizes ({', '.join(map(str, sizes))} blocks) x seeds {lo}:{hi}, medium "
+        f"honeypots, M = 2, lambda = 1, tau = 0.25. Every cell of the lexical encoder uses all "
+        f"{hi - lo} seeds. "
+    )
+    if live_sentence is None:
+        return text + "The sentence encoder is not run at these parameters."
+    s_lo, s_hi = sentence_seeds
+    n_texts = len({t for sc in live_sentence for t in [sc.query, *sc.texts]})
+    all_texts = len({t for sc in scenarios for t in [sc.query, *sc.texts]})
+    return text + (
+        f"The sentence encoder runs live on seeds {s_lo}:{s_hi} only ({len(live_sentence)} "
+        f"scenarios, {n_texts} unique texts), because all {hi - lo} seeds have {all_texts} "
+        "unique texts and all-MiniLM-L6-v2 encodes them in minutes, not seconds, on the 2-core "
+        "machine that re-runs this notebook from an empty cache (measured: see docs/induction.md). The "
+        "same study on 500 sentence seeds was run once with `python scripts/beyond_record.py "
+        "--encoder sentence --seeds 0:500` and is shown beside each part as a **recorded** table "
+        "(read from a CSV, not re-run here)."
+    )
+
+
+def damping_choice(damp: pd.DataFrame, delta: float, hops: int) -> str:
+    """The best dampings per encoder and size, and the one the notebook goes on with."""
+    best = (
+        damp[damp.best]
+        .groupby(["encoder", "total_blocks"])["delta"]
+        .agg(lambda d: ", ".join(f"{x:g}" for x in d))
+    )
+    return (
+        "Best dampings per encoder and size: "
+        + "; ".join(f"{e}, {n} blocks: {d}" for (e, n), d in best.items())
+        + f". The notebook uses delta = {delta:g} from here on: the most damped value that is best "
+        f"at every size under the lexical encoder, with {hops} hops (the fewest hops that reach the "
+        "best target retention there)."
+    )
+
+
+def still_lost(lost: pd.DataFrame, traces: pd.DataFrame, hops: int, delta: float) -> str:
+    """The k-hop runs that still lose a chain block, at any damping and at the chosen one."""
+    at_chosen = lost[(lost.hops == hops) & (lost.delta == delta)]
+    scenarios = len(lost.drop_duplicates(["encoder", "template", "total_blocks", "seed"]))
+    return (
+        f"{len(lost)} k-hop runs (hops >= 2, any damping) lose a chain block, {scenarios} distinct "
+        f"scenarios; at the chosen setting ({hops} hops, delta = {delta:g}): {len(at_chosen)}. "
+        + (" ".join(traces.verdict) if len(traces) else "There is nothing to trace.")
+    )
+
+
+def recorded_khop(rec_k: pd.DataFrame, rec_gain: pd.DataFrame, delta: float) -> str:
+    """The recorded 500-seed sentence tables: one hop -> two hops on the targets."""
+    rg = rec_gain[rec_gain.delta == delta]
+    return (
+        f"Recorded, sentence encoder, {int(rec_k.n.max())} seeds, one hop -> two hops at delta = "
+        f"{delta:g}: "
+        + "; ".join(
+            f"{r.template} {r.total_blocks}: {stats.fmt_diff(r.diff, r.lo, r.hi)} "
+            f"({r.up} up, {r.down} down)"
+            for r in rg.itertuples()
+            if r.template in TARGETS
+        )
+        + "."
+    )
+
+
 def khop_summary(gains: pd.DataFrame, delta: float, encoder: str = "lexical") -> str:
     """Part 1's finding: what one hop -> two hops does to the profile target, and elsewhere."""
     g = gains[gains.encoder == encoder]

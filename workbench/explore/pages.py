@@ -5,7 +5,7 @@ code.
 A page is the notebook's cells in order: a markdown cell becomes HTML (markdown-it, raw HTML
 escaped; a cell tagged `room-hidden` is left out), and a code cell whose last statement is one of
 the calls below becomes a live part; every other code cell (imports, parameters, the objects the
-calls use, what the tests record) shows nothing, as under Voila, where they have no output:
+calls use, what the tests record) shows nothing, since they have no output:
 
 | the cell's call | the live part |
 | --- | --- |

@@ -4,7 +4,8 @@ An explorer page holds a `RoomExplorer` (the notebook explorer's own `ExplorerSe
 sent to the page over its websocket); a workshop page holds the notebook workshop's own
 `lessons.WorkshopSession` (the parts it revealed, with their predictions and the score). What
 every page shares is computed once for the whole room and kept: a setting's view (`cached_view`)
-and a workshop's scenarios, questions and answers (`cached_workshop`); `preheat` computes the pages' first views before anyone arrives.
+and a workshop's scenarios, questions and answers (`cached_workshop`); `preheat` computes the
+pages' first views before anyone arrives.
 """
 
 from __future__ import annotations
