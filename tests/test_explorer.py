@@ -273,3 +273,68 @@ def test_the_widgets_and_the_room_share_one_workshop_session():
     assert ws.score.value == room.score()["html"]
     assert ws.memory.state["1"] == {"choice": 0, "revealed": True}
     assert [m["part"] for m in room.restore(ws.memory.state)] == ["1"]
+
+
+# --- the messages a page and the workbench exchange ---------------------------------------------
+
+
+def test_one_table_reads_every_message_and_refuses_what_it_does_not_know():
+    from workbench.explore import messages as M
+
+    assert M.read({"type": "set", "changes": {"lam": 1}}) == (
+        "set",
+        {"changes": {"lam": 1}, "seq": 0},
+    )
+    assert M.read({"type": "reveal", "part": "2"}) == ("reveal", {"part": "2", "choice": None})
+    bad = [
+        ([], "a JSON object"),
+        ({"type": "nope"}, "unknown message type 'nope'"),
+        ({"type": "set"}, "field 'changes' is missing"),
+        ({"type": "set", "changes": [], "seq": 1}, "field 'changes' must be an object"),
+        ({"type": "reveal", "part": "1", "choice": True}, "must be an integer or null"),
+        ({"type": "export", "what": "csv", "extra": 1}, "unknown field 'extra'"),
+        ({"type": "hello", "query": ""}, "unknown message type 'hello'"),  # not an explorer's
+    ]
+    for msg, says in bad:
+        allowed = (
+            M.EXPLORER
+            if msg and isinstance(msg, dict) and msg.get("type") == "hello"
+            else tuple(M.INBOUND)
+        )
+        with pytest.raises(ValueError, match=re.escape(says)):
+            M.read(msg, allowed)
+
+
+def test_the_pages_send_and_handle_exactly_the_tables_messages():
+    """Every message the front ends send is in the table, with only fields it names; every
+    message a room page is sent (but `full`, which the page reads as the close code) is one it
+    handles, and the server sends no type the table does not name."""
+    from workbench.explore import messages as M
+
+    static = ROOT / "workbench" / "explore" / "static"
+    sent = {}
+    for js in ("view.js", "room.js"):
+        text = (static / js).read_text()
+        for m in re.finditer(r'\{ type: "([\w-]+)"', text):
+            fields, depth, item = set(), 0, ""
+            for ch in text[m.start() + 1 :]:  # the literal's top-level keys, to its closing brace
+                depth += ch in "([{"
+                depth -= ch in ")]}"
+                if depth < 0 or (depth == 0 and ch == ","):
+                    fields.add(item.split(":")[0].strip())
+                    item = ""
+                    if depth < 0:
+                        break
+                elif depth >= 0:
+                    item += ch if depth == 0 else ""
+            sent.setdefault(m.group(1), set()).update(fields - {"type"})
+    assert set(sent) == set(M.INBOUND), sent
+    for kind, fields in sent.items():
+        assert fields <= set(M.INBOUND[kind]), (kind, fields)
+    handled = set(re.findall(r'msg\.type === "([\w-]+)"', (static / "room.js").read_text()))
+    assert handled == set(M.OUTBOUND) - {"full"}
+    server = "".join(
+        (ROOT / "workbench" / "explore" / f).read_text()
+        for f in ("server.py", "sessions.py", "lessons.py")
+    )
+    assert set(re.findall(r'\{"type": "([\w-]+)"', server)) <= set(M.OUTBOUND)

@@ -234,29 +234,41 @@ def test_the_pages_answer_over_their_sockets(room):
         _wait(room, lambda st: st["taken"] == 0)
         ex = Page(room, "explorer", "seed=4&tpl=role")
         await ex.connect()
-        await ex.send({"type": "hello", "kind": "explorer", "query": "?seed=4&tpl=role&token=x"})
+        await ex.send({"type": "hello", "query": "?seed=4&tpl=role&token=x"})
         first = await ex.until(lambda m: m.get("new"))
         s = Setting(seed=4, template="role")
         assert first["fields"]["payload"]["verdict"] == payload(s)["verdict"]
         assert first["fields"]["ready"] and "vega-bundle.js" in first["fields"]["lib"]
         assert first["fields"]["link_extra"] == f"token={TOKEN}"
         await ex.send(
-            {"model": "page", "content": {"type": "set", "changes": {"lam": 0}, "seq": 1}}
+            {
+                "type": "model",
+                "model": "page",
+                "content": {"type": "set", "changes": {"lam": 0}, "seq": 1},
+            }
         )
         m = await ex.until(lambda m: "payload" in m.get("fields", {}))
         assert m["fields"]["payload"]["seq"] == 1
         assert m["fields"]["payload"]["verdict"] == payload(s.with_(lam=0.0))["verdict"]
         await ex.send(
-            {"model": "page", "content": {"type": "set", "changes": {"lam": 9}, "seq": 2}}
+            {
+                "type": "model",
+                "model": "page",
+                "content": {"type": "set", "changes": {"lam": 9}, "seq": 2},
+            }
         )
         m = await ex.until(lambda m: "error" in m.get("fields", {}))
         assert "lam must be in" in m["fields"]["error"]
         await ex.ws.write_message("not json")
         assert "bad message" in (await ex.until(lambda m: m["type"] == "error"))["text"]
+        await ex.send({"model": "page", "content": {}})  # no type: refused by name
+        assert "unknown message type" in (await ex.until(lambda m: m["type"] == "error"))["text"]
+        await ex.send({"type": "reveal", "part": "1"})  # a workshop's message on an explorer page
+        assert "no workshop" in (await ex.until(lambda m: m["type"] == "error"))["text"]
 
         w = Page(room, "workshop")
         await w.connect()
-        await w.send({"type": "hello", "kind": "workshop", "query": ""})
+        await w.send({"type": "hello", "query": ""})
         q = await w.until(lambda m: m["type"] == "questions")
         assert sorted(q["parts"]) == ["1", "2", "3", "4"] and q["memory"] == ws.memory_key
         assert "evicted" not in json.dumps(q["parts"])
@@ -279,7 +291,7 @@ def test_the_pages_answer_over_their_sockets(room):
 
         again = Page(room, "workshop")  # a reload: the page sends back what it kept
         await again.connect()
-        await again.send({"type": "hello", "kind": "workshop", "query": ""})
+        await again.send({"type": "hello", "query": ""})
         await again.until(lambda m: m["type"] == "questions")
         kept = {"1": {"choice": choice, "revealed": True}, "3": {"choice": 0, "revealed": True}}
         kept["4"] = {"choice": 0, "revealed": True}

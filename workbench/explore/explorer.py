@@ -39,6 +39,7 @@ from workbench.dsgc.trace import (
     valley_pair,
     verdict_line,
 )
+from workbench.explore import messages
 from workbench.explore.warmup import LOADING, WARMUP
 from workbench.explore.widgets import BoundSpec, LiveView, specs, vega_lib
 
@@ -371,31 +372,26 @@ class ExplorerSession:
         self.handle(content)
 
     def handle(self, content: dict) -> None:
-        """One message from the page: `set` (changes), `upload` (name, text) or `export` (what);
-        anything else is ignored. A bad value or file answers with an error, the view kept."""
-        if not isinstance(content, dict):
-            return
+        """One message from the page (`messages.EXPLORER`: `set`, `upload` or `export`). A bad
+        message, value or file answers with an error, the view kept."""
         try:
-            seq = int(content.get("seq", 0))
-        except (TypeError, ValueError):
-            seq = 0
-        kind = content.get("type")
+            kind, m = messages.read(content, messages.EXPLORER)
+        except ValueError as e:
+            seq = content.get("seq") if isinstance(content, dict) else 0
+            self._set(error=str(e), busy=False)
+            return self._answer(seq if isinstance(seq, int) and not isinstance(seq, bool) else 0)
+        seq = m["seq"]
         try:
             if kind == "set":
-                changes = content.get("changes", {})
-                if not isinstance(changes, dict):
-                    raise ValueError("changes must be an object")
-                self.apply(changes)
+                self.apply(m["changes"])
             elif kind == "upload":
                 self._set(busy=True)
-                name = Path(str(content.get("name", ""))).name or "upload.jsonl"
-                self.files[name] = read_upload(name, str(content.get("text", "")))
+                name = Path(m["name"]).name or "upload.jsonl"
+                self.files[name] = read_upload(name, m["text"])
                 self.upload = Upload(name, self.files[name])
-            elif kind == "export":
-                self.send(self.export(str(content.get("what"))))
+            else:  # export
+                self.send(self.export(m["what"]))
                 return self._answer(seq)
-            else:
-                return
         except (InputError, ValueError, TypeError) as e:
             self._set(error=str(e), busy=False)
             return self._answer(seq)

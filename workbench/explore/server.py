@@ -49,6 +49,7 @@ import tornado.web
 import tornado.websocket
 
 from workbench.dsgc.trace import Setting
+from workbench.explore import messages
 from workbench.explore.explorer import from_query
 from workbench.explore.lessons import WorkshopSession
 from workbench.explore.pages import Page, read_page
@@ -337,10 +338,8 @@ class Socket(tornado.websocket.WebSocketHandler):
         while (item := await self.queue.get()) is not None:
             t0, text = item
             try:
-                msg = json.loads(text)
-                if not isinstance(msg, dict):
-                    raise ValueError("a message is a JSON object")
-                await self.room.run(self.handle, msg)
+                kind, msg = messages.read(json.loads(text), messages.ROOM)
+                await self.room.run(self.handle, kind, msg)
             except ValueError as e:
                 self.post("page", {"type": "error", "text": f"bad message: {e}"})
             except Exception as e:  # noqa: BLE001  (said in the page; the session goes on)
@@ -349,35 +348,34 @@ class Socket(tornado.websocket.WebSocketHandler):
             self.room.answered += 1
 
     # --- in the worker thread ---
-    def handle(self, msg: dict) -> None:
-        kind = msg.get("type")
+    def handle(self, kind: str, msg: dict) -> None:
+        """One message of `messages.ROOM`, read; a workshop's message to an explorer page (or
+        the reverse) is refused by name."""
         if kind == "hello":
             return self.hello(msg)
-        if kind == "reveal" and self.workshop is not None:
-            answer = self.workshop.reveal(msg.get("part"), msg.get("choice"))
-            self.post("page", answer)
-            self.post("page", self.workshop.score())
-            return None
-        if kind == "restore" and self.workshop is not None:  # what the page kept, after a reload
-            for answer in self.workshop.restore(msg.get("kept")):
+        if kind == "model":
+            model = self.models.get(msg["model"])
+            if not isinstance(model, RoomExplorer):
+                raise ValueError(f"message 'model': no explorer {msg['model']!r} on this page")
+            return model.handle(msg["content"])
+        if self.workshop is None:
+            raise ValueError(f"message '{kind}': this page has no workshop")
+        if kind == "reveal":
+            self.post("page", self.workshop.reveal(msg["part"], msg["choice"]))
+            return self.post("page", self.workshop.score())
+        if kind == "restore":  # what the page kept, after a reload
+            for answer in self.workshop.restore(msg["kept"]):
                 self.post("page", answer)
-            self.post("page", self.workshop.score())
-            return None
-        if kind == "open-explorer" and self.workshop is not None:
-            note = self.workshop.explorer_note()
-            if note:
-                return self.post("page", {"type": "note", "html": note})
-            # on the store of parts 3-4; after a reconnect, at the view the page showed
-            query = str(msg.get("query", ""))
-            setting, notes = from_query(query, self.workshop.workshop.hop_state)
-            return self.open_explorer("explorer", setting, notes)
-        model = self.models.get(str(msg.get("model")))
-        if isinstance(model, RoomExplorer) and isinstance(msg.get("content"), dict):
-            model.handle(msg["content"])
-        return None
+            return self.post("page", self.workshop.score())
+        # open-explorer: on the store of parts 3-4; after a reconnect, at the view the page showed
+        note = self.workshop.explorer_note()
+        if note:
+            return self.post("page", {"type": "note", "html": note})
+        setting, notes = from_query(msg["query"], self.workshop.workshop.hop_state)
+        return self.open_explorer("explorer", setting, notes)
 
     def hello(self, msg: dict) -> None:
-        query = str(msg.get("query", "")).lstrip("?")
+        query = msg["query"].lstrip("?")
         query = urlencode([(k, v) for k, v in parse_qsl(query) if k != "token"])
         page = self.room.pages[self.seat.kind]
         if self.seat.kind == "explorer":

@@ -162,7 +162,7 @@ class Model {
     this.handlers[evt] = (this.handlers[evt] || []).filter((f) => cb && f !== cb);
   }
   send(content) {
-    this.conn.send({ model: this.id, content });
+    this.conn.send({ type: "model", model: this.id, content });
   }
   update(fields) {
     Object.assign(this.state, fields);
@@ -203,7 +203,7 @@ function livePage() {
   const page = { memory: null, kept: {} };
 
   function hello() {
-    return { type: "hello", kind: CONFIG.kind, query: location.search };
+    return { type: "hello", query: location.search };
   }
   conn = new Conn(onMessage, hello);
 
