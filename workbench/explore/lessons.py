@@ -191,6 +191,15 @@ def item_json(item: tuple) -> dict:
     return {"chart": spec, "data": data, "width": width, "cls": cls}
 
 
+def _is_choice(choice, question: Question) -> bool:
+    """`choice` is the index of one of the question's predictions (a bool is no index)."""
+    return (
+        isinstance(choice, int)
+        and not isinstance(choice, bool)
+        and 0 <= choice < len(question.choices)
+    )
+
+
 class WorkshopSession:
     """One participant's workshop: the parts they revealed, each with its prediction (a reveal
     locks it) and whether it was right. `workshop` gives the parts (`PARTS`), their questions and
@@ -225,11 +234,7 @@ class WorkshopSession:
         q = self.workshop.question(key)  # ValueError for a part that does not exist
         if key in self.revealed:
             return self.revealed[key]
-        if choice is not None and (
-            isinstance(choice, bool)
-            or not isinstance(choice, int)
-            or not 0 <= choice < len(q.choices)
-        ):
+        if choice is not None and not _is_choice(choice, q):
             raise ValueError(f"part {key}: no prediction {choice!r}")
         guess = None if choice is None else q.choices[choice][1]
         answer = self.workshop.answer(key)
@@ -266,8 +271,7 @@ class WorkshopSession:
             if key in self.revealed or not isinstance(k, dict):
                 continue
             c = k.get("choice")
-            n = len(self.workshop.question(key).choices)
-            if isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n:
+            if _is_choice(c, self.workshop.question(key)):
                 out[key] = c
         return out
 
