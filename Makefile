@@ -6,6 +6,7 @@ PORT ?= 8866
 IP ?= 127.0.0.1
 TOKEN ?=
 SEATS ?= 30
+PER_ADDRESS ?=
 
 .PHONY: setup reproduce notebooks test test-fast lint format bench explore app calibrate clean
 
@@ -43,7 +44,7 @@ explore: setup
 # most SEATS pages at once (IP=ADDR: the laptop's address on the room's Wi-Fi, 0.0.0.0 for every
 # address; TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one); it prints the links to give out.
 app: setup
-	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN))
+	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN)) $(if $(PER_ADDRESS),--per-address $(PER_ADDRESS))
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

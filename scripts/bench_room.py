@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # browserkit
 import bench_explorer  # noqa: E402  (its probe, moves and settle rule)
+import browserkit  # noqa: E402
 
 READY = r"""
 (() => {
@@ -65,43 +66,6 @@ ARRIVAL_S = 10.0  # the pages arrive within this many seconds (issue 18: 30 page
 READY_S = 300  # a page not ready this long after the room arrived has failed (one deadline)
 
 
-def _rss(pid: int) -> int:
-    try:
-        for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _tree(root: int) -> list[int]:
-    parent: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(c for c, pp in parent.items() if pp == pid)
-    return out
-
-
-def _cpu(root: int) -> float:
-    """CPU seconds used so far by a process and its descendants."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0
-    for pid in _tree(root):
-        try:
-            f = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-            total += int(f[11]) + int(f[12])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / tick
-
-
 class Peak(threading.Thread):
     """Peak RSS of a process, sampled every 0.5 s."""
 
@@ -111,7 +75,7 @@ class Peak(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            self.peak = max(self.peak, _rss(self.pid))
+            self.peak = max(self.peak, browserkit.rss(self.pid))
             self.stop.wait(0.5)
 
 
@@ -140,7 +104,6 @@ def _browser(nice: bool) -> str:
 
 def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S) -> dict:
     """Open n pages in a room of max(n, 2) seats; returns the figures."""
-    import browserkit
     from playwright.sync_api import sync_playwright
 
     from workbench.explore.explorer import payload
@@ -155,15 +118,17 @@ def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S
     out: dict = {"n": n, "seats": seats, "nice": nice, "arrival": arrival}
     log = Path(tempfile.mkdtemp(prefix="wb-room-")) / "room.log"
     t0 = time.monotonic()
-    with browserkit.serve(f"--seats={seats}", log=log, token="bench-room", timeout=600) as served:
+    with browserkit.serve(
+        f"--seats={seats}", log=log, token="bench-room-token-0123456789", timeout=600
+    ) as served:
         out["ready_s"] = time.monotonic() - t0  # warm cache, first views, listening
         stage(f"server up in {out['ready_s']:.0f} s; pages arrive")
-        out["idle_gb"] = _rss(served.pid) / 1e9
+        out["idle_gb"] = browserkit.rss(served.pid) / 1e9
         peak = Peak(served.pid)
         peak.start()
         kinds = ["explorer" if k % 2 == 0 else "workshop" for k in range(n)]
         load_before = os.getloadavg()[0]
-        cpu0 = (_cpu(served.pid), _cpu(os.getpid()))
+        cpu0 = (browserkit.cpu(served.pid, tree=True), browserkit.cpu(os.getpid(), tree=True))
         with sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=_browser(nice), args=browserkit.CHROMIUM_ARGS, headless=True
@@ -190,7 +155,10 @@ def room(n: int, rounds: int = 6, nice: bool = False, arrival: float = ARRIVAL_S
                 except Exception as e:  # noqa: BLE001  (a page that never got ready failed)
                     failed.append((k, f"not ready: {type(e).__name__}"))
             out["load_first_view"] = os.getloadavg()[0]
-            srv, every = _cpu(served.pid) - cpu0[0], _cpu(os.getpid()) - cpu0[1]
+            srv, every = (
+                browserkit.cpu(served.pid, tree=True) - cpu0[0],
+                browserkit.cpu(os.getpid(), tree=True) - cpu0[1],
+            )
             out["cpu_first_view"] = (srv, every - srv)  # (the server, the browsers)
             stage(
                 f"first views done ({len(failed)} failed: {failed[:4]}); p50 {_pct(first, 0.5):.1f} s,"
@@ -336,11 +304,10 @@ def solo(kinds=("explorer", "workshop", "explorer", "workshop")) -> list[dict]:
     seconds until then (every Chromium process; the server's own subtracted), the page's
     main-thread task and script seconds (Chrome's Performance metrics), its requests and bytes,
     and its CPU in the next 10 s idle."""
-    import browserkit
     from playwright.sync_api import sync_playwright
 
     rows = []
-    with browserkit.serve("--seats=2", token="solo", timeout=600) as served:
+    with browserkit.serve("--seats=2", token="solo-room-token-0123456789", timeout=600) as served:
         with sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path="/usr/bin/chromium", args=browserkit.CHROMIUM_ARGS, headless=True
@@ -356,7 +323,9 @@ def solo(kinds=("explorer", "workshop", "explorer", "workshop")) -> list[dict]:
                 page.on("requestfinished", lambda r, done=done: done.append(r))
 
                 def browser_cpu() -> float:
-                    return _cpu(os.getpid()) - _cpu(served.pid)
+                    return browserkit.cpu(os.getpid(), tree=True) - browserkit.cpu(
+                        served.pid, tree=True
+                    )
 
                 c0 = browser_cpu()
                 page.goto(served.link(kind), wait_until="commit")

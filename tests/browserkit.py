@@ -7,6 +7,8 @@ needs them. The benches in scripts/ import this module from here.
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
@@ -17,7 +19,48 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlparse
+
+# --- a process, as /proc sees it ------------------------------------------------------------------
+
+
+def rss(pid: int) -> int:
+    """A process's resident memory in bytes (0 once it is gone)."""
+    try:
+        for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _tree(root: int) -> list[int]:
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(c for c, pp in parent.items() if pp == pid)
+    return out
+
+
+def cpu(root: int, tree: bool = False) -> float:
+    """CPU seconds (user + system) used so far by a process (`tree`: and its descendants)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for pid in _tree(root) if tree else [root]:
+        try:
+            f = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+            total += int(f[11]) + int(f[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / tick
 
 
 def free_port() -> int:
@@ -38,6 +81,64 @@ class Served:
         """A page's address with the token (and more of a query string)."""
         return f"{self.url}{kind}?token={self.token}{'&' + query.lstrip('?&') if query else ''}"
 
+    @property
+    def host_port(self) -> tuple[str, int]:
+        host, port = urlparse(self.url).netloc.split(":")
+        return host, int(port)
+
+    def request(self, path: str, source: str = "127.0.0.1", method: str = "GET", headers=None):
+        """(status, headers, body) of one request sent from `source` (an address of this
+        machine: every 127.x answers, so 127.0.0.2 stands for a second laptop); a connection the
+        server closes gives the status "closed"."""
+        host, port = self.host_port
+        conn = http.client.HTTPConnection(host, port, timeout=30, source_address=(source, 0))
+        try:
+            conn.request(method, "/" + path.lstrip("/"), headers=headers or {})
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read().decode("utf-8", "replace")
+        except OSError:
+            return "closed", {}, ""
+        finally:
+            conn.close()
+
+    def page(self, kind: str = "explorer", source: str = "127.0.0.1"):
+        """A page served to `source`, as a browser gets it: (status, session id or None,
+        cookie)."""
+        code, headers, html = self.request(f"{kind}?token={self.token}", source)
+        cookie = headers.get("Set-Cookie", "").split(";")[0]
+        sid = None
+        if code == 200:
+            sid = json.loads(html.split('id="wb-room-config">')[1].split("</script>")[0])["sid"]
+        return code, sid, cookie
+
+
+def raw_websocket(served: Served, sid: str, cookie: str, rcvbuf: int | None = None):
+    """A page's websocket as a bare socket after the handshake: a client that reads (and
+    answers pings) only when the caller does; `rcvbuf`: a small receive buffer, set first."""
+    host, port = served.host_port
+    raw = socket.create_connection((host, port))
+    if rcvbuf:
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    raw.sendall(
+        (
+            f"GET /socket/{sid}?kind=explorer HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: {cookie}\r\n\r\n"
+        ).encode()
+    )
+    answer = raw.recv(200)
+    if b"101 Switching Protocols" not in answer:
+        raise RuntimeError(f"no websocket: {answer[:60]!r}")
+    return raw
+
+
+def ws_frame(text: str) -> bytes:
+    """A masked websocket text frame, as a client sends it (up to 64 KB)."""
+    data, mask = text.encode(), b"\x01\x02\x03\x04"
+    n = len(data)
+    head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0xFE]) + n.to_bytes(2, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
 
 def app_command(port: int, token: str, *args: str) -> list[str]:
     return [
@@ -51,22 +152,40 @@ def app_command(port: int, token: str, *args: str) -> list[str]:
     ]
 
 
+def _limit_files(n: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
 @contextmanager
 def serve(
-    *args: str, env: dict | None = None, log=None, timeout: float = 120, token: str = "test-room"
+    *args: str,
+    env: dict | None = None,
+    log=None,
+    timeout: float = 120,
+    token: str = "test-room-token-0123456789",
+    per_address: int | None = 0,
+    files: int | None = None,
 ) -> Iterator[Served]:
     """The room server (`python -m workbench.explore.app ARGS`, by default without warming the
     sentence cache) on a free 127.0.0.1 port; yields it once it listens. It runs in its own
-    process group and is stopped by that group's id."""
+    process group and is stopped by that group's id. Every page a test opens comes from this
+    one machine's address: `per_address` is the room's bound on them (0: none; None: the
+    room's default, `seats.PER_ADDRESS`). `files`: the process's limit on open files (soft and
+    hard), to try it near its limit."""
     port = free_port()
     out = open(log, "w") if log else subprocess.DEVNULL
     args = args or ("--no-warm-cache",)
+    if per_address is not None:
+        args = (*args, f"--per-address={per_address}")
     proc = subprocess.Popen(
         app_command(port, token, *args),
         env=dict(os.environ if env is None else env),
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=None if files is None else lambda: _limit_files(files),
     )
     try:
         deadline = time.monotonic() + timeout

@@ -334,3 +334,9 @@ def test_the_pages_send_and_handle_exactly_the_tables_messages():
         for f in ("server.py", "sessions.py", "lessons.py")
     )
     assert set(re.findall(r'\{"type": "([\w-]+)"', server)) <= set(M.OUTBOUND)
+    # every code a page's socket is closed with, but a flood's, is one room.js says something for
+    from workbench.explore.server import CLOSED
+
+    room_js = (static / "room.js").read_text()
+    for why, code in CLOSED.items():
+        assert (str(code) in room_js) == (why != "flood"), (why, code)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from workbench.explore.lessons import neutral_ids
 from workbench.explore.workshop import Workshop
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKEN = "room-test-token"
+TOKEN = "room-test-token-of-32-characters"
 
 
 def _get(url: str, cookie: str | None = None, method: str = "GET") -> tuple[int, dict, str]:
@@ -207,16 +206,7 @@ def test_a_silent_page_has_its_seat_freed():
     handshake and then never reads or answers, and the pings are 1 s apart."""
     with browserkit.serve("--no-warm-cache", "--ping=1", token=TOKEN) as served:
         page = Page(served, "explorer")
-        host, port = served.url.split("//")[1].strip("/").split(":")
-        raw = socket.create_connection((host, int(port)))
-        raw.sendall(
-            (
-                f"GET /socket/{page.sid}?kind=explorer HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-                f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: {page.cookie}\r\n\r\n"
-            ).encode()
-        )
-        assert b"101 Switching Protocols" in raw.recv(4096)
+        raw = browserkit.raw_websocket(served, page.sid, page.cookie)
         st = _wait(served, lambda st: st["connected"] == 1, timeout=10)
         t = time.monotonic()
         _wait(served, lambda st: st["taken"] == 0, timeout=10)

@@ -19,7 +19,7 @@ from test_browser import TIMEOUT_MS, chromium_path
 from test_room import _checkout_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-TOKEN = "five-pages"
+TOKEN = "five-pages-token-0123456789"
 
 
 def _status(served) -> dict:
@@ -189,3 +189,59 @@ def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(
             # the 503 itself is the only error: the refused page's own request
             assert [e for e in rec.errors if "503" not in e] == []
             ctx.close()
+
+
+MARKUP = '"><img src=x onerror="document.title=1"><b onmouseover="x()">k</b><div style="position:fixed;inset:0;background:red" class="'
+
+
+def test_markup_in_an_uploaded_scenario_stays_text(tmp_path):
+    """An uploaded scenario whose block kinds, ids and texts are markup (an image with a
+    handler, an element with `on*`, a full-page overlay): in the room page in Chromium nothing of
+    it becomes an element; the rows' kind classes are the known kinds (or `other`), and the
+    texts are shown as written."""
+    from playwright.sync_api import sync_playwright
+
+    from workbench.dsgc.trace import scenario_for
+
+    obj = scenario_for("role", 2, 20).to_dict()
+    obj["id"] = "markup" + MARKUP[:20]
+    for k, b in enumerate(obj["blocks"][:4]):
+        b["kind"] = MARKUP if k % 2 == 0 else "chain x" + MARKUP
+        b["text"] = MARKUP + " " + b["text"]
+    upload = tmp_path / "markup.jsonl"
+    upload.write_text(json.dumps(obj) + "\n")
+    with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
+        with sync_playwright() as p:
+            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = browserkit.Recorder(ctx)
+            page = ctx.new_page()
+            page.goto(served.link("explorer"), timeout=TIMEOUT_MS)
+            page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
+            before = page.evaluate("() => document.querySelectorAll('*').length")
+            page.set_input_files(".wb-control-upload input", str(upload))
+            page.wait_for_function(
+                "() => /markup/.test(document.querySelector('.wb-verdict-text').textContent)",
+                timeout=TIMEOUT_MS,
+            )
+            found = page.evaluate(
+                """() => ({
+                  img: document.querySelectorAll('img').length,
+                  handlers: [...document.querySelectorAll('*')].filter(e =>
+                    [...e.attributes].some(a => a.name.startsWith('on'))).length,
+                  fixed: [...document.querySelectorAll('div[style]')].filter(e =>
+                    e.style.position === 'fixed').length,
+                  classes: [...document.querySelectorAll('.wb-ranking tbody tr')].map(
+                    tr => tr.className),
+                  texts: [...document.querySelectorAll('.wb-ranking tbody td')].map(
+                    td => td.textContent).filter(t => t.includes('onerror')).length,
+                  title: document.title,
+                })"""
+            )
+            after = page.evaluate("() => document.querySelectorAll('*').length")
+            ctx.close()
+    assert found["img"] == 0 and found["handlers"] == 0 and found["fixed"] == 0, found
+    kinds = {c.split("wb-kind-")[1] for c in found["classes"]}
+    assert kinds <= {"chain", "honeypot", "filler", "other"} and "other" in kinds, kinds
+    assert found["texts"] >= 4  # the markup is shown, as text (its kind and its text columns)
+    assert found["title"] != "1" and after - before < 50
+    assert rec.errors == [] and rec.offsite() == [], (rec.errors, rec.offsite())

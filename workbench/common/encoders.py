@@ -340,6 +340,17 @@ class CachedEncoder:
         self._memo: dict[str, np.ndarray] = {}
         self._disk_loaded = False
         self.encoded = 0  # texts actually sent to the base encoder (for tests and benchmarks)
+        self.held: int | None = None  # `hold`: texts kept in memory beyond those cached then
+        self._added: dict[str, None] = {}  # those texts' keys, oldest first
+        self._lock = threading.Lock()
+
+    def hold(self, extra: int) -> None:
+        """From now on write nothing to disk and keep at most `extra` texts beyond those cached
+        now (the oldest dropped first): a long-lived server's memory stays bounded and it never
+        writes the machine's cache (the room server)."""
+        if not self._disk_loaded:
+            self._load_disk()
+        self.held = int(extra)
 
     def _disk_file(self) -> Path | None:
         name = getattr(self.base, "cache_name", self.name)
@@ -357,7 +368,7 @@ class CachedEncoder:
 
     def _save_disk(self) -> None:
         f = self._disk_file()
-        if f is None:
+        if f is None or self.held is not None:
             return
         keys = sorted(self._memo)
         vecs = np.stack([self._memo[k] for k in keys]) if keys else np.zeros((0, self.dim))
@@ -395,20 +406,50 @@ class CachedEncoder:
                 from tqdm.auto import tqdm
 
                 bar = tqdm(total=len(todo), desc=f"encoding ({self.name})", unit="text")
+            new: dict[str, np.ndarray] = {}
             for a in range(0, len(todo), BATCH):
                 part = todo[a : a + BATCH]
                 vecs = self.base.encode([t for _, t in part])
                 self.encoded += len(part)
                 for (k, _), v in zip(part, vecs, strict=True):
-                    self._memo[k] = v
+                    new[k] = v
                 if bar is not None:
                     bar.update(len(part))
             if bar is not None:
                 bar.close()
+            with self._lock:
+                self._memo.update(new)
+                if self.held is not None:
+                    self._added.update(dict.fromkeys(new))
             self._save_disk()
+            if self.held is not None:
+                out = self._rows(keys, texts, new)
+                self._drop_oldest()  # (after this call's rows are taken)
+                return out
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float64)
-        return np.stack([self._memo[k] for k in keys])
+        return self._rows(keys, texts, {})
+
+    def _rows(self, keys: list[str], texts: Sequence[str], new: dict) -> np.ndarray:
+        """The rows of `keys`; one another thread dropped meanwhile (`hold`) is encoded again."""
+        with self._lock:
+            rows = [new.get(k, self._memo.get(k)) for k in keys]
+        gone = [i for i, r in enumerate(rows) if r is None]
+        if gone:
+            again = self.base.encode([texts[i] for i in gone])
+            self.encoded += len(gone)
+            for i, v in zip(gone, again, strict=True):
+                rows[i] = v
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float64)
+        return np.stack(rows)
+
+    def _drop_oldest(self) -> None:
+        with self._lock:
+            while len(self._added) > self.held:
+                k = next(iter(self._added))
+                del self._added[k]
+                self._memo.pop(k, None)
 
     def __repr__(self) -> str:
         return f"CachedEncoder({self.base!r}, {len(self._memo)} cached, disk={self.cache_dir})"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import gc
+import io
 import json
 import os
 import re
@@ -390,7 +391,9 @@ def _decode(raw: bytes, error, path, line) -> str:
         ) from None
 
 
-def _open(path: str, error):
+def _open(path: str, error, data: bytes | None = None):
+    if data is not None:  # a file's bytes already in memory (an upload), read as the file
+        return io.BytesIO(data)
     try:
         if os.path.isdir(path):
             raise IsADirectoryError(21, "Is a directory")
@@ -399,12 +402,14 @@ def _open(path: str, error):
         raise error(f"cannot open: {e.strerror}", path=path) from None
 
 
-def read_lines(path: str | os.PathLike, error: type[InputError] = InputError):
+def read_lines(
+    path: str | os.PathLike, error: type[InputError] = InputError, data: bytes | None = None
+):
     """(line number, text) for each line of a UTF-8 text file, decoded one line at a time (a
     leading UTF-8 byte-order mark is dropped); a line that is not UTF-8 raises `error` naming
-    the file and the line."""
+    the file and the line. `data`: the file's bytes, already in memory (`path` names it)."""
     path = str(path)
-    with _open(path, error) as fh:
+    with _open(path, error, data) as fh:
         lineno = 0
         try:
             for raw in fh:
@@ -451,14 +456,17 @@ def read_json(path: str | os.PathLike, error: type[InputError] = InputError):
 
 
 def read_jsonl(
-    path: str | os.PathLike, error: type[InputError] = InputError, allow_empty: bool = False
+    path: str | os.PathLike,
+    error: type[InputError] = InputError,
+    allow_empty: bool = False,
+    data: bytes | None = None,
 ):
     """(line number, parsed JSON) for each non-blank line of a JSONL file; an unreadable file, a
     line that is not UTF-8 or not JSON (see `parse_json`), or a file with no records (unless
     `allow_empty`) raises `error` naming the file and the line."""
     path = str(path)
     n = 0
-    for lineno, text in read_lines(path, error):
+    for lineno, text in read_lines(path, error, data):
         if not text.strip():
             continue
         n += 1

@@ -12,10 +12,10 @@ import pandas as pd
 
 from workbench.common.fonts import FONT
 from workbench.dsgc import viewdata
+from workbench.dsgc.scenario import KINDS
 from workbench.dsgc.trace import Trace
 
 # Okabe-Ito colours: distinguishable with the common colour-vision deficiencies
-KINDS = ("chain", "honeypot", "filler")
 KIND_COLORS = ("#0072B2", "#D55E00", "#A0A0A0")
 SOURCE_COLORS = {"ours": "#0072B2", "paper": "#E69F00"}
 POLICY_COLORS = {

@@ -14,6 +14,7 @@ import numpy as np
 from workbench.common.encoders import token_cost
 from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 
+KINDS = ("chain", "honeypot", "filler")  # the kinds a page colours (any other label is allowed)
 CONFIDENCE = "edge_confidence"  # optional: one number in (0, 1] per edge, in edge order
 KNOWN = frozenset(
     {"id", "template", "regime", "seed", "query", "answer", "blocks", "edges", "chain"}
@@ -274,19 +275,20 @@ def _validate(s: Scenario) -> None:
 # --- JSONL I/O -------------------------------------------------------------------------------
 
 
-def iter_scenarios(path: str | os.PathLike) -> Iterator[Scenario]:
-    """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input."""
+def iter_scenarios(path: str | os.PathLike, data: bytes | None = None) -> Iterator[Scenario]:
+    """Yield scenarios from a JSONL file, raising ScenarioError with file and line on bad input
+    (`data`: the file's bytes, already in memory, named by `path`)."""
     path = str(path)
     ids = UniqueIds("scenario", ScenarioError, path)
-    for lineno, obj in read_jsonl(path, ScenarioError):
+    for lineno, obj in read_jsonl(path, ScenarioError, data=data):
         sc = Scenario.from_dict(obj, path=path, line=lineno)
         ids.add(sc.id, lineno)
         yield sc
 
 
-def load_scenarios(path: str | os.PathLike) -> list[Scenario]:
-    """Read every scenario of a JSONL file."""
-    return list(iter_scenarios(path))
+def load_scenarios(path: str | os.PathLike, data: bytes | None = None) -> list[Scenario]:
+    """Read every scenario of a JSONL file (`data`: its bytes, already in memory)."""
+    return list(iter_scenarios(path, data))
 
 
 def dumps(s: Scenario) -> str:

@@ -23,17 +23,34 @@ import socket
 import sys
 import time
 
-from workbench.common.encoders import EncoderUnavailable, default_cache_dir, get_encoder
+from workbench.common.encoders import (
+    ENCODERS,
+    EncoderUnavailable,
+    default_cache_dir,
+    get_encoder,
+)
 from workbench.common.io import InputError
-from workbench.explore import server, sessions
+from workbench.explore import guard, seats, server, sessions
 from workbench.explore.explorer import ROOM_PORT, every_text
 
 ROOM_TOKEN_ENV = "WORKBENCH_ROOM_TOKEN"
 
 
+HELD_TEXTS = 20_000  # embeddings a room keeps beyond its warm cache (uploads'), per encoder
+
+
 def room_token(given: str | None = None) -> str:
-    """The room token: given, else the environment's, else a random one."""
-    return given or os.environ.get(ROOM_TOKEN_ENV) or secrets.token_urlsafe(12)
+    """The room token: given, else the environment's, else a random one of 128 bits; one
+    shorter than `seats.MIN_TOKEN` characters is refused (ValueError)."""
+    return seats.check_token(given or os.environ.get(ROOM_TOKEN_ENV) or secrets.token_urlsafe(16))
+
+
+def hold_caches(extra: int = HELD_TEXTS) -> None:
+    """From here on the room writes no cache file: the embeddings a page needs beyond the warm
+    cache (an upload's texts) stay in this process's memory, at most `extra` texts per encoder,
+    the oldest dropped first."""
+    for name in ENCODERS:
+        get_encoder(name).hold(extra)
 
 
 def warm_room_cache(say=print) -> tuple[int, int]:
@@ -101,11 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--token", default=None, help=f"room token (default: ${ROOM_TOKEN_ENV}, else random)"
     )
-    ap.add_argument("--seats", type=int, default=server.SEATS, help="pages at most at once")
+    ap.add_argument("--seats", type=int, default=seats.SEATS, help="pages at most at once")
+    ap.add_argument(
+        "--per-address",
+        type=int,
+        default=seats.PER_ADDRESS,
+        help="pages one address may hold at once (0: no bound, for a benchmark that runs every "
+        "browser on one machine)",
+    )
     ap.add_argument(
         "--first-connect",
         type=float,
-        default=server.FIRST_CONNECT,
+        default=seats.FIRST_CONNECT,
         help="seconds a served page has to connect before its seat is freed",
     )
     ap.add_argument(
@@ -114,10 +138,19 @@ def main(argv: list[str] | None = None) -> int:
         help="do not fill the sentence cache with the explorer's texts before serving",
     )
     ap.add_argument("--notebooks", default=str(server.NOTEBOOKS), help=argparse.SUPPRESS)
-    ap.add_argument("--ping", type=float, default=server.PING, help=argparse.SUPPRESS)
+    ap.add_argument("--ping", type=float, default=seats.PING, help=argparse.SUPPRESS)
+    ap.add_argument("--header-timeout", type=float, default=guard.HEADER_TIMEOUT,
+                    help=argparse.SUPPRESS)  # fmt: skip
+    ap.add_argument("--max-unsent", type=int, default=guard.MAX_UNSENT, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.seats < 1:
         ap.error("--seats must be at least 1")
+    if a.per_address < 0:
+        ap.error("--per-address must be 0 (no bound) or more")
+    try:
+        token = room_token(a.token)
+    except ValueError as e:
+        ap.error(str(e))
     try:
         pages = server.room_pages(a.notebooks)
     except InputError as e:  # a notebook the room cannot read as a page: say which, and where
@@ -125,10 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not a.no_warm_cache:
         warm_room_cache()
-    token = room_token(a.token)
-    room = server.Room(pages, token, a.seats, a.first_connect, a.ping)
+    hold_caches()  # nothing a page does writes a file
+    room = seats.Room(pages, token, a.seats, a.first_connect, a.ping, a.per_address,
+                      a.header_timeout, a.max_unsent)  # fmt: skip
     sessions.preheat(pages)
     links = room_links(a.ip, a.port, token)
+    instructor = room_links(a.ip, a.port, token)["room"].split("/?")[0] + (
+        f"/instructor?key={room.instructor}"
+    )
 
     def ready() -> None:
         print(
@@ -138,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name, link in links.items():
             print(f">>   {name}: {link}", flush=True)
+        print(f">> the seats, for you only (keep this link to yourself): {instructor}", flush=True)
 
     try:
         asyncio.run(server.serve_room(room, a.ip, a.port, ready))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -23,13 +22,13 @@ import pandas as pd
 import traitlets
 
 from workbench.common.encoders import ENCODERS, get_encoder
-from workbench.common.io import InputError, atomic_write_text, csv_text, write_csv
+from workbench.common.io import InputError, csv_text, write_csv
 from workbench.common.notebook import record, show_figure, show_table
 from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc import viewdata
 from workbench.dsgc.generator import TEMPLATES
 from workbench.dsgc.policies import POLICIES
-from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
+from workbench.dsgc.scenario import KINDS, Scenario, ScenarioError, load_scenarios
 from workbench.dsgc.trace import (
     WORKED,
     Setting,
@@ -155,8 +154,16 @@ def to_query(setting: Setting) -> str:
 
 def checked(name: str, raw) -> object:
     """One knob's value from text or JSON, converted and range-checked (ValueError if not)."""
-    kind = {f.name: f.type for f in fields(Setting)}[name]
-    value = {"int": int, "float": float, "str": str}[kind](raw)
+    kind = {f.name: f.type for f in fields(Setting)}.get(name)
+    if kind is None:
+        raise ValueError(f"no control named {name!r}")
+    want = {"int": "a whole number", "float": "a number", "str": "a string"}[kind]
+    if isinstance(raw, (bool, list, dict)) or raw is None:
+        raise ValueError(f"{name} must be {want}")
+    try:
+        value = {"int": int, "float": float, "str": str}[kind](raw)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{name} must be {want}; got {str(raw)[:40]!r}") from None
     if kind == "int" and isinstance(raw, float) and raw != int(raw):
         raise ValueError(f"{name} must be a whole number")
     if name in CHOICES:
@@ -231,7 +238,7 @@ def view(setting: Setting, upload: Upload | None = None, seq: int = 0) -> tuple[
         "table": {
             "cols": table[0],
             "rows": table[1:],
-            "cls": [f"wb-{r[3]} wb-kind-{r[2]}" for r in table[1:]],
+            "cls": [f"wb-{r[3]} wb-kind-{r[2] if r[2] in KINDS else 'other'}" for r in table[1:]],
         },
         "land": {"family": viewdata.family(trace.policy), **viewdata.landscape_data(trace)},
         "valley": viewdata.valley_data(before, after),
@@ -258,18 +265,22 @@ def controls(setting: Setting, why: dict[str, str], upload: Upload | None) -> di
     return out
 
 
-def read_upload(name: str, text: str) -> tuple[Scenario, ...]:
+def upload_name(name: str) -> str:
+    """An uploaded file's name as the page shows it (its last part)."""
+    return Path(name).name or "upload.jsonl"
+
+
+def read_upload(name: str, text: str, limit: int = MAX_UPLOAD) -> tuple[Scenario, ...]:
     """Scenarios from an uploaded file's text, read exactly as `workbench evaluate` reads a file
-    (scenario.load_scenarios); an error names the file (as uploaded), the line and the field."""
-    name = Path(name).name or "upload.jsonl"
-    if len(text) > MAX_UPLOAD:
-        raise ScenarioError(f"file too large ({len(text):,} characters)", path=name)
-    with tempfile.TemporaryDirectory(prefix="wb-upload-") as d:
-        path = atomic_write_text(Path(d) / name, text)
-        try:
-            scenarios = load_scenarios(path)
-        except InputError as e:
-            raise type(e)(e.message, path=name, line=e.line, field=e.field) from None
+    (scenario.load_scenarios, from memory: nothing is written); an error names the file (as
+    uploaded), the line and the field."""
+    name = upload_name(name)
+    if len(text) > limit:
+        raise ScenarioError(
+            f"file too large ({len(text):,} characters; at most {limit:,} here)", path=name
+        )
+    data = text.encode("utf-8", "surrogatepass")
+    scenarios = load_scenarios(name, data)
     if not scenarios:
         raise ScenarioError("no scenarios in the file", path=name)
     return tuple(scenarios)
@@ -352,7 +363,9 @@ class ExplorerSession:
         """Apply the page's changes (validated like a URL's); a bad value raises ValueError."""
         changes = dict(changes)
         if "scenario" in changes:
-            idx = int(changes.pop("scenario"))
+            idx = changes.pop("scenario")
+            if isinstance(idx, bool) or not isinstance(idx, int):
+                raise ValueError("scenario must be a whole number")
             if self.upload is None or not 0 <= idx < len(self.upload.scenarios):
                 raise ValueError(f"no scenario {idx} in the loaded file")
             self.upload = replace(self.upload, index=idx)
@@ -386,16 +399,25 @@ class ExplorerSession:
                 self.apply(m["changes"])
             elif kind == "upload":
                 self._set(busy=True)
-                name = Path(m["name"]).name or "upload.jsonl"
-                self.files[name] = read_upload(name, m["text"])
-                self.upload = Upload(name, self.files[name])
+                name = upload_name(m["name"])
+                return self.add_file(name, read_upload(name, m["text"]), seq)
             else:  # export
                 self.send(self.export(m["what"]))
                 return self._answer(seq)
         except (InputError, ValueError, TypeError) as e:
-            self._set(error=str(e), busy=False)
-            return self._answer(seq)
+            return self.fail(str(e), seq)
         self.refresh(seq)
+
+    def add_file(self, name: str, scenarios: tuple[Scenario, ...], seq: int) -> None:
+        """Keep an uploaded file's scenarios (read by `read_upload`) and show its first."""
+        self.files[name] = scenarios
+        self.upload = Upload(name, scenarios)
+        self.refresh(seq)
+
+    def fail(self, text: str, seq: int) -> None:
+        """Say what went wrong in the page, the view kept."""
+        self._set(error=text, busy=False)
+        self._answer(seq)
 
     def _answer(self, seq: int) -> None:
         """Tell the page a request was handled without a new view (export, error)."""

@@ -14,46 +14,56 @@ and only when a page needs a text the cache lacks.
 
 What a room gets:
 - `/` (the two links), `/explorer`, `/workshop`, `/static/...` (the page's own files), the page's
-  websocket `/socket/SID`, and `/status` (seats in use and answer times, as JSON, for the
-  instructor and the tests); every other path is 404, and no request runs code;
-- a room token: a request carrying `?token=` (checked in constant time) gets a cookie, and a
-  request with neither the token nor the cookie gets a short page saying so (403) and starts
-  nothing;
-- at most `seats` pages at once: a page takes a seat when it is served, and past the seats a
-  request gets "the room is full" (503), which tries again on its own every 20 s; a seat is
-  freed when its page's websocket closes (a closed tab, a reload), when its websocket has not
-  answered a ping (a laptop gone to sleep: pings every 15 s, the seat freed within 35 s), or when its page never
-  connected within `first_connect` seconds (a plain GET);
-- nothing written: no page writes a file anywhere (an upload is read from a temporary folder,
-  as `workbench evaluate` reads a file).
+  websocket `/socket/SID`, `/status` (seats in use and answer times, as JSON), and `/instructor`
+  (the seats by address, each with a button that frees it; behind the instructor's own key);
+  every other path is 404, every response is behind the token and carries the security headers,
+  and no request runs code;
+- a room token of at least 128 bits: a request carrying `?token=` (checked in constant time) gets
+  a cookie signed with a secret drawn at each start (so a cookie dies with its server), and a
+  request with neither gets a short page saying so (403) and starts nothing; an address that
+  sends `guard.GUESSES` wrong tokens a minute is refused (429) until the minute passes; no log
+  line carries the token (`guard.redact`);
+- at most `seats` pages at once and `per_address` from one address: a page takes a seat when it
+  is served, and only a page the server served may connect (its session id was issued by that
+  GET); past the seats a request gets "the room is full" (503 with Retry-After), which tries
+  again on its own every 20 s; a seat is freed when its page's websocket closes (a closed tab, a
+  reload), when its websocket has not answered a ping (a laptop gone to sleep: pings every 15 s,
+  the seat freed within 35 s), when its page never connected within `first_connect` seconds (a
+  plain GET), or by the instructor;
+- bounded work per page: a page's pending changes coalesce, at most `guard.PENDING` messages
+  wait, a page past `guard.BURST` messages at once is closed, its pending work is dropped the
+  moment its socket closes, and a page that does not read what it is sent is closed past
+  `guard.MAX_UNSENT` bytes; a request's headers and body have 10 s each and a body at most 16 KB
+  (`guard`); an upload is read and encoded in a thread of its own (`uploads`), not the worker
+  every page's answers come from, and a page keeps at most `sessions.FILES` files;
+- nothing written: no page writes a file anywhere (an upload is read in memory, as `workbench
+  evaluate` reads a file, and the embeddings it needs stay in memory, `app.hold_caches`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
-import hashlib
 import hmac
 import json
+import logging
 import os
-import secrets
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
-import numpy as np
 import tornado.web
 import tornado.websocket
 
 from workbench.dsgc.trace import Setting
-from workbench.explore import messages
+from workbench.explore import guard, messages
 from workbench.explore.explorer import from_query
 from workbench.explore.lessons import WorkshopSession
 from workbench.explore.pages import Page, read_page
+from workbench.explore.seats import (  # (the room's, named here too: app and tests use them)
+    Room,
+    Seat,
+)
 from workbench.explore.sessions import (
     RoomExplorer,
     cached_workshop,
@@ -67,113 +77,30 @@ HERE = Path(__file__).resolve().parent
 STATIC_DIR, TEMPLATES = HERE / "static", HERE / "templates"
 STATIC = ("room.js", "room.css", "view.js", "view.css", "vega-bundle.js", "specs.json")
 LOADED = ("view.js", "specs.json", "vega-bundle.js")  # what room.js loads itself, by address
-SEATS = 30
-FIRST_CONNECT = 45  # seconds a seat waits for its page's websocket (then a plain GET is freed)
-PING = 15  # seconds between pings; a websocket that answers none within as long is closed
 COOKIE = "wb-room"
+INSTRUCTOR_COOKIE = "wb-instructor"
 MAX_MESSAGE = 32 * 1024 * 1024  # an upload travels in one message (explorer.MAX_UPLOAD chars)
-TIMES_KEPT = 5000  # answer times kept for /status
+LARGE = 64 * 1024  # a message this long is read in the upload thread, not the server's loop
+TRACEBACKS = 3  # a page's failures logged with their traceback (the rest are counted)
+log = guard.log
 
-
-# --- seats --------------------------------------------------------------------------------------
-
-
-@dataclass
-class Seat:
-    """One page's place in the room: its kind, when it was taken, and its websocket once the page
-    connected."""
-
-    sid: str
-    kind: str
-    taken: float
-    socket: Socket | None = None
-
-    def __repr__(self) -> str:
-        return f"Seat({self.kind}, {'connected' if self.socket else 'waiting'})"
-
-
-@dataclass
-class Room:
-    """The pages, the token, the seats, and the one worker thread every computation runs in."""
-
-    pages: dict[str, Page]
-    token: str
-    seats: int = SEATS
-    first_connect: float = FIRST_CONNECT
-    ping: float = PING
-    taken: dict[str, Seat] = field(default_factory=dict)
-    counts: collections.Counter = field(default_factory=collections.Counter)
-    times: collections.deque = field(default_factory=lambda: collections.deque(maxlen=TIMES_KEPT))
-    answered: int = 0  # messages answered since the room opened
-
-    def __post_init__(self):
-        self.worker = ThreadPoolExecutor(1, thread_name_prefix="wb-room")
-        self.cookie = hashlib.sha256(f"wb-room:{self.token}".encode()).hexdigest()
-
-    def __repr__(self) -> str:
-        return f"Room({len(self.taken)} of {self.seats} seats taken)"
-
-    def take(self, kind: str, sid: str | None = None) -> Seat | None:
-        """A seat for a page (None: the room is full)."""
-        self.sweep()
-        if len(self.taken) >= self.seats:
-            self.counts["full"] += 1
-            return None
-        sid = sid or secrets.token_urlsafe(12)
-        seat = self.taken[sid] = Seat(sid, kind, time.monotonic())
-        self.counts["seated"] += 1
-        return seat
-
-    def free(self, sid: str, why: str) -> None:
-        if self.taken.pop(sid, None) is not None:
-            self.counts[f"freed: {why}"] += 1
-
-    def sweep(self) -> None:
-        """Free the seats whose page never connected in time."""
-        now = time.monotonic()
-        for sid, seat in list(self.taken.items()):
-            if seat.socket is None and now - seat.taken > self.first_connect:
-                self.free(sid, "never connected")
-
-    async def run(self, fn, *args):
-        """fn(*args) in the room's worker thread (every session's state changes there)."""
-        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
-
-    def status(self, recent: bool = False) -> dict:
-        """Seats in use, what happened to pages (seated, freed and why, refused, full), and the
-        server's answer times in ms (arrival of a page's message to its answer sent: queueing
-        in the worker included); `recent`: also each of the last answer times, in order."""
-        self.sweep()
-        kept = list(self.times)
-        p50, p95, top = np.percentile(kept, [50, 95, 100]) if kept else (0, 0, 0)
-        return {
-            "seats": self.seats,
-            "taken": len(self.taken),
-            "connected": sum(s.socket is not None for s in self.taken.values()),
-            "pages": dict(collections.Counter(s.kind for s in self.taken.values())),
-            "counts": dict(sorted(self.counts.items())),
-            "answers": self.answered,
-            "answer_ms": {
-                "p50": round(float(p50), 2),
-                "p95": round(float(p95), 2),
-                "max": round(float(top), 2),
-            }
-            if kept
-            else {},  # fmt: skip
-            **({"recent_ms": [round(t, 2) for t in kept]} if recent else {}),
-        }
-
-    def allowed(self, token: str | None, cookie: str | None) -> bool:
-        if token is not None:
-            return hmac.compare_digest(token.encode(), self.token.encode())
-        return cookie is not None and hmac.compare_digest(cookie.encode(), self.cookie.encode())
+# why a page's websocket was closed: its code, and what the page says (room.js)
+CLOSED = {
+    "full": 4000,  # every seat is taken: the page tries again on its own
+    "not served": 4001,  # a session id the room never issued: the page says to reload
+    "freed": 4002,  # the instructor freed the seat
+    "elsewhere": 4003,  # the same page connected again (another tab): this one stops
+    "address": 4004,  # this address holds its seats already: the page tries again
+    "flood": 4008,  # past the message rate, the pending bound or the unread bound
+}
 
 
 # --- pages --------------------------------------------------------------------------------------
 
 CSP = (
     "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data: blob:; connect-src 'self' data: blob:; frame-ancestors 'none'"
+    "img-src 'self' data: blob:; connect-src 'self' data: blob:; frame-ancestors 'none'; "
+    "form-action 'self'; base-uri 'none'"
 )
 
 
@@ -187,30 +114,69 @@ NO_TOKEN = (
     "This room needs its link: ask the instructor for the address with <code>?token=…</code> "
     "(the link <code>make app</code> printed). Nothing was started."
 )
+GUESSED = "Too many wrong links from this laptop: wait a minute, then open the instructor's link."
 FULL = "Every seat of this room is taken. This page tries again on its own as seats free."
+ADDRESS = (
+    "This laptop already has {n} pages of this room open: close one (or ask the instructor to "
+    "free one). This page tries again on its own."
+)
 
 
 class Guarded:
     """What every request of the room gets first: the security headers, then the token (a
-    request with neither the token nor the room's cookie gets a short page saying so, 403)."""
+    request with neither the token nor the room's signed cookie gets a short page saying so,
+    403; an address past its wrong guesses gets 429 without a check)."""
 
     room: Room
+    cookie_name = COOKIE
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Security-Policy", CSP)
         self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("X-Frame-Options", "DENY")
         self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("Cache-Control", "no-store")
+
+    def secret_given(self) -> str | None:
+        return self.get_query_argument("token", None)
+
+    def secret(self) -> str:
+        return self.room.token
+
+    def admitted(self) -> str:
+        """ "" when this request may go on, else why not ("guess", "wrong", "none")."""
+        if self.get_signed_cookie(self.cookie_name, max_age_days=2) is not None:
+            return ""
+        given, ip = self.secret_given(), self.request.remote_ip
+        if given is None:
+            return "none"
+        if self.room.guesses.blocked(ip):
+            return "guess"
+        if hmac.compare_digest(given.encode(), self.secret().encode()):
+            self.set_signed_cookie(self.cookie_name, "1", expires_days=None, httponly=True,
+                                   samesite="Lax")  # fmt: skip
+            return ""
+        self.room.guesses.failed(ip)
+        return "wrong"
 
     def prepare(self) -> None:
-        token = self.get_query_argument("token", None)
-        if not self.room.allowed(token, self.get_cookie(COOKIE)):
-            self.room.counts["refused: no token"] += 1
-            self.set_status(403)
-            self.set_header("Cache-Control", "no-store")
-            self.finish(self.message("This room needs its link", NO_TOKEN, kind="refused"))
+        why = self.admitted()
+        if not why:
             return
-        if token is not None:
-            self.set_cookie(COOKIE, self.room.cookie, httponly=True, samesite="Lax")
+        self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
+        if why == "guess":
+            self.set_status(429)
+            self.set_header(
+                "Retry-After", str(int(self.room.guesses.blocked(self.request.remote_ip)))
+            )
+            text = GUESSED
+        else:
+            self.set_status(403)
+            text = NO_TOKEN
+        if self.request.method == "HEAD":
+            self.finish()
+        else:
+            self.finish(self.message("This room needs its link", text, kind="refused"))
 
     def message(self, title: str, text: str, retry: int | None = None, kind="message") -> bytes:
         """A short page saying what is wrong (no token, the room is full); with `retry`, it
@@ -226,15 +192,24 @@ class Guarded:
             config = {**config, "urls": {name: self.static_url(name) for name in LOADED}}
         return {"title": title, "kind": kind, "config": config, "inline_css": inline_css()}
 
+    def _request_summary(self) -> str:  # tornado's log lines: the path, never the query
+        return f"{self.request.method} {self.request.path} ({self.request.remote_ip})"
 
+
+@tornado.web.stream_request_body  # the token is checked on the headers, before any body
 class Handler(Guarded, tornado.web.RequestHandler):
     def initialize(self, room: Room) -> None:
         self.room = room
 
+    def data_received(self, chunk: bytes) -> None:  # no request of the room has a body to read
+        pass
+
     def page(self, text, status: int = 200) -> None:
         self.set_status(status)
-        self.set_header("Cache-Control", "no-store")
-        self.finish(text)
+        self.finish(None if self.request.method == "HEAD" else text)
+
+    def head(self, *args) -> None:
+        self.get(*args)
 
 
 class Index(Handler):
@@ -245,10 +220,17 @@ class Index(Handler):
 
 
 class PageHandler(Handler):
+    def head(self, kind: str) -> None:  # takes no seat
+        self.set_header("Content-Type", "text/html; charset=UTF-8")
+        self.finish()
+
     def get(self, kind: str) -> None:
-        seat = self.room.take(kind)
+        seat, why = self.room.take(kind, self.request.remote_ip)
         if seat is None:
-            self.page(self.message("The room is full", FULL, retry=20), 503)
+            self.set_header("Retry-After", "20")
+            text = FULL if why == "full" else ADDRESS.format(n=self.room.per_address)
+            self.page(self.message("The room is full" if why == "full" else "One laptop, "
+                                   f"{self.room.per_address} pages", text, retry=20), 503)  # fmt: skip
             return
         page = self.room.pages[kind]
         config = {"kind": kind, "sid": seat.sid}
@@ -264,6 +246,10 @@ class Static(Guarded, tornado.web.StaticFileHandler):
         super().initialize(path)
         self.room = room
 
+    def set_extra_headers(self, path: str) -> None:
+        self.set_header("Cache-Control", "private, max-age=31536000, immutable"
+                        if self.get_query_argument("v", None) else "private, no-cache")  # fmt: skip
+
     @classmethod
     def get_absolute_path(cls, root: str, path: str) -> str:
         if path not in STATIC:  # only the page's files, by name: nothing else is here (404)
@@ -273,85 +259,211 @@ class Static(Guarded, tornado.web.StaticFileHandler):
 
 class StatusHandler(Handler):
     def get(self) -> None:
-        self.set_header("Cache-Control", "no-store")
         self.finish(self.room.status(recent=self.get_query_argument("recent", None) is not None))
 
 
-class NotFound(tornado.web.RequestHandler):
-    def prepare(self) -> None:
+class NotFound(Handler):
+    def get(self, *args) -> None:
         raise tornado.web.HTTPError(404)
+
+    post = put = delete = patch = options = get
+
+
+class Instructor(Handler):
+    """The seats by address, each with a button that frees it (`?format=json`: as JSON); behind
+    the instructor's key (printed in the instructor's terminal only), not the room token."""
+
+    cookie_name = INSTRUCTOR_COOKIE
+
+    def secret_given(self) -> str | None:
+        return self.get_argument("key", None)
+
+    def secret(self) -> str:
+        return self.room.instructor
+
+    def get(self) -> None:
+        seats = self.room.seat_list()
+        if self.get_query_argument("format", "") == "json":
+            return self.finish({"seats": seats, "status": self.room.status()})
+        self.page(self.render_string("instructor.html", **self.shell("The room's seats", "plain"),
+                                     seats=seats, room=self.room, urlencode=urlencode))  # fmt: skip
+
+    def post(self) -> None:
+        # the form's address carries the key: a page elsewhere cannot make this browser free a
+        # seat (the cookie alone is not enough); no body is read (the access log has no query)
+        if not hmac.compare_digest(self.get_query_argument("key", "").encode(),
+                                   self.room.instructor.encode()):  # fmt: skip
+            raise tornado.web.HTTPError(403)
+        address = self.get_query_argument("address", None)
+        sids = [s["sid"] for s in self.room.seat_list() if s["address"] == address] if address \
+            else [self.get_query_argument("sid", "")]  # fmt: skip
+        freed = sum(self.room.evict(sid) for sid in sids)
+        self.room.counts["freed by the instructor (requests)"] += 1
+        if self.get_query_argument("format", "") == "json":
+            return self.finish({"freed": freed})
+        self.redirect("/instructor", status=303)
 
 
 # --- a page's live sessions ---------------------------------------------------------------------
 
 
-class Socket(tornado.websocket.WebSocketHandler):
-    """A page's live channel: the first message (`hello`) builds the page's session; then each
-    message is answered in the room's worker thread, in order."""
+class Socket(Guarded, tornado.websocket.WebSocketHandler):
+    """A page's live channel: the first message (`hello`) builds the page's session; then its
+    messages are answered in the room's worker thread, in order, a change coalesced with the
+    changes that follow it (`guard.Mailbox`)."""
 
     def initialize(self, room: Room) -> None:
         self.room = room
         self.seat: Seat | None = None
         self.models: dict[str, object] = {}  # "page" / "explorer" -> session
         self.workshop: WorkshopSession | None = None
-        self.queue: asyncio.Queue = asyncio.Queue()
+        self.box = guard.Mailbox()
+        self.bucket = guard.Bucket()
         self.loop = asyncio.get_running_loop()
+        self.closed = False
+        self.unsent = 0  # bytes written to the socket and not yet taken by the network
+        self.received = 0
+        self.failures = 0
 
     def prepare(self):
-        if not self.room.allowed(self.get_query_argument("token", None), self.get_cookie(COOKIE)):
-            self.room.counts["refused: no token"] += 1
-            raise tornado.web.HTTPError(403)
+        why = self.admitted()
+        if why:
+            self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
+            raise tornado.web.HTTPError(429 if why == "guess" else 403)
 
     def open(self, sid: str) -> None:
+        address = self.request.remote_ip
+        issued = self.room.issued.get(sid)
+        if issued is None or issued[1] != address:  # a made-up id, or another address's page
+            self.room.counts["refused: not served"] += 1
+            return self.shut("not served", "this page was not served by the room: reload it")
         seat = self.room.taken.get(sid)
-        if seat is None or seat.socket is not None:  # freed while the page loaded, or a 2nd tab
-            kind = self.get_query_argument("kind", "explorer")
-            seat = self.room.take(kind if kind in PAGES else "explorer")
+        if seat is not None and seat.socket is not None:  # the same page again: the newest wins
+            old, old.seat, seat.socket = seat.socket, None, None
+            old.shut("elsewhere", "this page connected again elsewhere")
+        if seat is None:  # its seat was freed (a dropped connection): take one again
+            seat, why = self.room.take(issued[0], address, sid)
             if seat is None:
-                self.write_message({"type": "full"})
-                self.close(4000, "the room is full")
-                return
+                self._write({"type": "full"})
+                return self.shut(why, "the room is full")
         seat.socket = self  # (tornado checks the websocket's Origin is this host)
         self.seat = seat
         self.worker = asyncio.ensure_future(self._answer())
 
-    def on_close(self) -> None:
+    def shut(self, why: str, reason: str) -> None:
+        """Close this page's socket (`CLOSED[why]`), dropping what it has pending."""
+        self.room.counts[f"closed: {why}"] += 1
+        self._release()
+        self.close(CLOSED[why], reason)
+
+    def _release(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        dropped = self.box.close()
+        if dropped:
+            self.room.counts["dropped: pending when the page left"] += dropped
         if self.seat is not None:
-            self.room.free(self.seat.sid, "page closed")
+            if self.room.taken.get(self.seat.sid) is self.seat:
+                self.seat.socket = None
+                self.room.free(self.seat.sid, "page closed")
             self.seat = None
-        self.queue.put_nowait(None)
+        for model in self.models.values():
+            model.live = False
+        self.room.budget.release(id(self))
+
+    def on_close(self) -> None:
+        self._release()
 
     def on_message(self, text) -> None:
-        self.queue.put_nowait((time.perf_counter(), text))
+        if self.closed:
+            return
+        self.received += 1
+        if not self.bucket.take():
+            return self.shut("flood", "too many messages")
+        t0 = time.perf_counter()
+        if len(text) > LARGE:  # read in the upload thread, not in the loop every page shares
+            item = guard.Pending("raw", text, t0)
+        else:
+            try:
+                kind, msg = _read(text)
+            except ValueError as e:  # (json's errors are ValueErrors too)
+                return self.post("page", {"type": "error", "text": f"bad message: {e}"})
+            item = guard.Pending(kind, msg, t0)
+        before = self.box.merged
+        if not self.box.put(item):
+            return self.shut("flood", "too many messages waiting")
+        if self.box.merged > before:
+            self.room.counts["merged: changes coalesced"] += 1
 
     def _poster(self, model: str):
         return lambda msg: self.post(model, msg)
 
     def post(self, model: str, msg: dict) -> None:
-        """Send a message to the page from any thread."""
-        self.loop.call_soon_threadsafe(self._write, {**msg, "model": model})
+        """Send a message to the page from any thread (dropped once the page is gone)."""
+        if not self.closed:
+            self.loop.call_soon_threadsafe(self._write, {**msg, "model": model})
 
     def _write(self, msg: dict) -> None:
-        with contextlib.suppress(tornado.websocket.WebSocketClosedError):
-            self.write_message(json.dumps(msg, separators=(",", ":")))
+        if self.closed:
+            return
+        data = json.dumps(msg, separators=(",", ":"))
+        if self.unsent + len(data) > self.room.max_unsent:  # a page that does not read its answers
+            return self.shut("flood", "this page does not read its answers")
+        try:
+            sent = self.write_message(data)
+        except tornado.websocket.WebSocketClosedError:
+            return self._release()
+        n = len(data)
+        self.unsent += n
+        sent.add_done_callback(lambda f: self._sent(f, n))
+
+    def _sent(self, f, n: int) -> None:
+        self.unsent -= n
+        if not f.cancelled() and f.exception() is not None:  # the page left: said once, at close
+            self._release()
 
     async def _answer(self) -> None:
-        while (item := await self.queue.get()) is not None:
-            t0, text = item
+        while (item := await self.box.get()) is not None:
             try:
-                kind, msg = messages.read(json.loads(text), messages.ROOM)
-                await self.room.run(self.handle, kind, msg)
+                if item.kind == "raw":
+                    kind, msg = await self.room.off_worker(_read, item.msg)
+                else:
+                    kind, msg = item.kind, item.msg
+                if kind == "model" and msg["content"].get("type") == "upload":
+                    await self.upload(msg)
+                else:
+                    await self.room.run(self.handle, kind, msg)
             except ValueError as e:
                 self.post("page", {"type": "error", "text": f"bad message: {e}"})
-            except Exception as e:  # noqa: BLE001  (said in the page; the session goes on)
-                self.post("page", {"type": "error", "text": f"the server failed: {e!r}"})
-            self.room.times.append((time.perf_counter() - t0) * 1000)
-            self.room.answered += 1
+            except Exception:  # never an exception's text to the page: the log has it
+                self.failures += 1
+                self.room.counts["failed: answers"] += 1
+                if self.failures <= TRACEBACKS:
+                    log.exception("a page's message failed (%s)", item.kind)
+                self.post("page", {"type": "error", "text": FAILED})
+            if self.closed:
+                break
+            self.room.times.append((time.perf_counter() - item.t0) * 1000)
+            self.room.answered += item.merged
+
+    async def upload(self, msg: dict) -> None:
+        """An explorer's upload: checked against the page's and the room's bounds, read (and its
+        shown scenario encoded) in the upload thread, then given to the session in the worker."""
+        model = self.models.get(msg["model"])
+        if not isinstance(model, RoomExplorer):
+            raise ValueError(f"message 'model': no explorer {msg['model']!r} on this page")
+        content = msg["content"]
+        owner = (id(self), msg["model"])
+        got = await self.room.off_worker(model.read_file, content, self.room.budget, owner)
+        await self.room.run(model.take_file, got, self.room.budget, owner)
 
     # --- in the worker thread ---
     def handle(self, kind: str, msg: dict) -> None:
         """One message of `messages.ROOM`, read; a workshop's message to an explorer page (or
         the reverse) is refused by name."""
+        if self.closed:
+            return None
         if kind == "hello":
             return self.hello(msg)
         if kind == "model":
@@ -378,7 +490,9 @@ class Socket(tornado.websocket.WebSocketHandler):
     def hello(self, msg: dict) -> None:
         query = msg["query"].lstrip("?")
         query = urlencode([(k, v) for k, v in parse_qsl(query) if k != "token"])
-        page = self.room.pages[self.seat.kind]
+        page = self.room.pages[self.seat.kind] if self.seat else None
+        if page is None:
+            return
         if self.seat.kind == "explorer":
             setting, notes = from_query(query, Setting(**page.arguments(Setting)))
             self.open_explorer("page", setting, notes)
@@ -399,12 +513,24 @@ class Socket(tornado.websocket.WebSocketHandler):
     def open_explorer(self, model: str, setting: Setting, notes: list[str]) -> None:
         """An explorer session for the page (`page`: the explorer page's own, whose address
         follows its state; `explorer`: the one the workshop opens), sent whole at once."""
-        session = RoomExplorer(self._poster(model), self.room.worker.submit, setting, notes)
+        session = RoomExplorer(self._poster(model), self.room.worker.submit, setting, notes,
+                               encode=self.room.uploads.submit)  # fmt: skip
         self.models[model] = session
         lib = self.static_url("vega-bundle.js")
         fields = explorer_fields(session, lib, self.room.token, follow=model == "page")
         self.post(model, {"type": "state", "fields": fields, "new": True})
         session.live = True
+
+
+FAILED = "the server could not answer this message (its log says why); the rest of the page works"
+
+
+def _read(text: str) -> tuple[str, dict]:
+    """A page's message, read (ValueError names what is wrong with it)."""
+    try:
+        return messages.read(json.loads(text), messages.ROOM)
+    except RecursionError:
+        raise ValueError("the message nests too deeply") from None
 
 
 # --- the application ----------------------------------------------------------------------------
@@ -421,14 +547,18 @@ def application(room: Room) -> tornado.web.Application:
             (r"/", Index, kw),
             (r"/(explorer|workshop)", PageHandler, kw),
             (r"/status", StatusHandler, kw),
+            (r"/instructor", Instructor, kw),
             (r"/socket/([A-Za-z0-9_-]{8,40})", Socket, kw),
         ],
         default_handler_class=NotFound,
+        default_handler_args=kw,
         static_path=str(STATIC_DIR),
         static_handler_class=Static,
         static_handler_args={"room": room},  # (tornado adds "path" to this dict)
         template_path=str(TEMPLATES),
+        cookie_secret=room.secret,
         compress_response=True,
+        log_function=guard.log_request,
         websocket_ping_interval=room.ping,
         websocket_ping_timeout=room.ping,
         websocket_max_message_size=MAX_MESSAGE,
@@ -437,8 +567,20 @@ def application(room: Room) -> tornado.web.Application:
 
 async def serve_room(room: Room, ip: str, port: int, ready=None) -> None:
     """Serve the room until cancelled; frees seats never connected every few seconds."""
-    app = application(room)
-    server = app.listen(port, address=ip)
+    guard.redact_logs()
+    limit = guard.raise_fd_limit()
+    per = guard.PER_ADDRESS_CONNECTIONS * room.per_address + 8 if room.per_address else 0
+    server = guard.RoomHTTPServer(
+        application(room),
+        idle_connection_timeout=room.header_timeout,
+        body_timeout=room.header_timeout,
+        max_body_size=guard.MAX_BODY,
+        max_header_size=16 * 1024,
+        per_address=per,
+        total=max(limit - guard.FD_RESERVE, 16),
+    )
+    server.listen(port, address=ip)
+    room.server = server
     if ready is not None:
         ready()
     try:
@@ -448,3 +590,7 @@ async def serve_room(room: Room, ip: str, port: int, ready=None) -> None:
     finally:
         server.stop()
         room.worker.shutdown(wait=False, cancel_futures=True)
+        room.uploads.shutdown(wait=False, cancel_futures=True)
+
+
+logging.getLogger("tornado.access").setLevel(logging.INFO)

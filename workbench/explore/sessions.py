@@ -10,15 +10,19 @@ pages' first views before anyone arrives.
 
 from __future__ import annotations
 
+import threading
 import time
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode
 
-from workbench.common.encoders import ENCODERS
+from workbench.common.encoders import ENCODERS, get_encoder
+from workbench.common.io import InputError
 from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc.trace import Setting
-from workbench.explore.explorer import ExplorerSession, view
+from workbench.explore import messages
+from workbench.explore.explorer import MAX_UPLOAD, ExplorerSession, read_upload, upload_name, view
 from workbench.explore.pages import Page
+from workbench.explore.warmup import WARMUP
 from workbench.explore.widgets import specs
 from workbench.explore.workshop import Workshop
 
@@ -75,15 +79,136 @@ def preheat(pages: dict[str, Page], say=print) -> float:
 # --- an explorer page ---------------------------------------------------------------------------
 
 
+# --- what a room's uploads may cost ------------------------------------------------------------
+
+ROOM_UPLOADS = 40_000_000  # characters of uploaded files the whole room keeps at once
+PAGE_UPLOADS = 1_000_000  # ... and one page at least, however many seats (a file for a room is
+# far smaller: the paper's 1000-block scenarios are about 0.2 M characters)
+FILES = 3  # files one page keeps (a new one drops the page's oldest)
+SCENARIOS = 500  # scenarios in one uploaded file
+BLOCKS_PER_SCENARIO = 2000  # blocks in one scenario of an uploaded file (the page lists each)
+
+
+class UploadBudget:
+    """The characters of uploaded files each page keeps, against the room's and a page's share
+    (`ROOM_UPLOADS` over the seats, at least `PAGE_UPLOADS`); called from the upload thread, the
+    worker and the server's loop."""
+
+    def __init__(self, seats: int):
+        self.per_page = min(MAX_UPLOAD, max(PAGE_UPLOADS, ROOM_UPLOADS // max(seats, 1)))
+        self.kept: dict[tuple, int] = {}  # (page, explorer) -> characters kept
+        self.lock = threading.Lock()
+
+    def check(self, owner: tuple, chars: int) -> None:
+        """ValueError when a file of `chars` characters cannot be kept now."""
+        if chars > self.per_page:
+            raise ValueError(
+                f"file too large for this room ({chars:,} characters; a page may upload at "
+                f"most {self.per_page:,})"
+            )
+        with self.lock:
+            others = sum(v for k, v in self.kept.items() if k[0] != owner[0])
+        if others + chars > ROOM_UPLOADS:
+            raise ValueError(
+                "the room holds as many uploaded files as it can now: try a smaller file, "
+                "or again after others leave"
+            )
+
+    def set(self, owner: tuple, chars: int) -> None:
+        with self.lock:
+            self.kept[owner] = chars
+
+    def release(self, page: int) -> None:
+        """A page left: what it kept is the room's again."""
+        with self.lock:
+            for k in [k for k in self.kept if k[0] == page]:
+                del self.kept[k]
+
+    def status(self) -> dict:
+        with self.lock:
+            return {"pages": len({k[0] for k in self.kept}), "characters": sum(self.kept.values()),
+                    "per_page": self.per_page}  # fmt: skip
+
+
 class RoomExplorer(ExplorerSession):
     """An explorer session whose fields go to its page over the websocket (`out`), answered from
     the room's view cache; the sentence model's warm-up calls back through `submit` (into the
-    room's worker thread, where every session's state changes)."""
+    room's worker thread, where every session's state changes), and an uploaded file is read
+    and its texts encoded through `encode` (the room's upload thread), never in the worker."""
 
-    def __init__(self, out, submit, setting: Setting, notes: list[str]):
-        self.out, self.submit = out, submit
+    def __init__(self, out, submit, setting: Setting, notes: list[str], encode=None):
+        self.out, self.submit, self.encode = out, submit, encode
         self.live = False  # the page gets the whole state first (Socket.open_explorer)
+        self.sizes: dict[str, int] = {}  # characters of each kept file
+        self.encoding = False
+        self.waiting: int | None = None  # the request waiting for its texts to be encoded
         super().__init__(setting, notes, warm=False)
+
+    # --- an upload (Socket.upload): read in the upload thread, then kept in the worker ---
+    def read_file(self, content: dict, budget: UploadBudget, owner: tuple) -> tuple:
+        """In the upload thread: ("file", name, scenarios, characters, seq), or ("error", text,
+        seq) when the file breaks the format or the room's bounds."""
+        _, m = messages.read(content, messages.EXPLORER)
+        name, text, seq = upload_name(m["name"]), m["text"], m["seq"]
+        try:
+            budget.check(owner, len(text))
+            scenarios = read_upload(name, text, budget.per_page)
+            if len(scenarios) > SCENARIOS:
+                raise ValueError(f"{name}: {len(scenarios):,} scenarios; a page shows at most "
+                                 f"{SCENARIOS}")  # fmt: skip
+            for sc in scenarios:
+                if len(sc.blocks) > BLOCKS_PER_SCENARIO:
+                    raise ValueError(f"{name}: scenario {sc.id!r} has {len(sc.blocks):,} blocks; "
+                                     f"a page shows at most {BLOCKS_PER_SCENARIO:,}")  # fmt: skip
+        except (InputError, ValueError) as e:
+            return ("error", str(e), seq)
+        if self.setting.encoder == "sentence" and WARMUP.ready:  # its first view's texts
+            get_encoder("sentence").encode([*scenarios[0].texts, scenarios[0].query])
+        return ("file", name, scenarios, len(text), seq)
+
+    def take_file(self, got: tuple, budget: UploadBudget, owner: tuple) -> None:
+        """In the worker: keep a file read by `read_file` (dropping the page's oldest past
+        `FILES`) and show it, or say why it was refused."""
+        if got[0] == "error":
+            return self.fail(got[1], got[2])
+        _, name, scenarios, chars, seq = got
+        self.files.pop(name, None)
+        self.sizes.pop(name, None)
+        while self.files and (
+            len(self.files) >= FILES or sum(self.sizes.values()) + chars > budget.per_page
+        ):  # the page's oldest files make room for the new one
+            oldest = next(iter(self.files))
+            del self.files[oldest]
+            self.sizes.pop(oldest, None)
+        self.sizes[name] = chars
+        budget.set(owner, sum(self.sizes.values()))
+        self.add_file(name, scenarios, seq)
+
+    def refresh(self, seq: int) -> None:
+        """As the explorer's, but an uploaded scenario's texts the sentence model has not seen
+        are encoded in the upload thread first (the page is told it is busy meanwhile)."""
+        sc = self.upload.scenario if self.upload is not None else None
+        if (self.encode is not None and sc is not None and self.setting.encoder == "sentence"
+                and WARMUP.ready and not get_encoder("sentence").has_all([*sc.texts, sc.query])):  # fmt: skip
+            self.waiting = seq
+            self._set(busy=True)
+            if not self.encoding:
+                self.encoding = True
+                self.encode(self._encode, [*sc.texts, sc.query])
+            return
+        super().refresh(seq)
+
+    def _encode(self, texts: list[str]) -> None:  # in the upload thread
+        try:
+            get_encoder("sentence").encode(texts)
+        finally:
+            self.submit(self._encoded)
+
+    def _encoded(self) -> None:  # back in the worker
+        self.encoding = False
+        seq, self.waiting = self.waiting, None
+        if seq is not None:
+            self.refresh(seq)
 
     def compute(self, setting, upload, seq):
         if upload is not None:

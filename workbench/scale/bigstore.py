@@ -30,9 +30,8 @@ from workbench.common.encoders import LEXICAL_DIM, get_encoder
 from workbench.common.io import InputError, UniqueIds, atomic_path, read_jsonl
 from workbench.common.sweep import chunks, run_tasks
 from workbench.dsgc.policies import PolicySetting
-from workbench.dsgc.scenario import Block, Scenario
+from workbench.dsgc.scenario import KINDS, Block, Scenario
 from workbench.scale.layout import (
-    KINDS,
     MAX_SLOTS,
     STORE_TEMPLATES,
     Layout,

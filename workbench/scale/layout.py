@@ -242,7 +242,6 @@ class Layout:
         return f"Layout({self.n} blocks, {len(self.queries)} chains, {len(self.edges)} edges)"
 
 
-KINDS = ("chain", "honeypot", "filler")
 _MARK = (".c", ".h")
 
 

@@ -120,10 +120,21 @@ class Conn {
     ws.onmessage = (e) => this.onMessage(JSON.parse(e.data));
     ws.onclose = (e) => {
       this.open = false;
-      if (e.code === 4000) {
+      if (e.code === 4000 || e.code === 4004) {
         wait("");
-        problem("The room is full: this page tries again in 20 s.");
+        problem(e.code === 4000 ? "The room is full: this page tries again in 20 s."
+          : "This laptop holds as many pages of the room as it may: close one; this page tries again in 20 s.");
         setTimeout(() => location.reload(), 20000);
+        return;
+      }
+      const STOPPED = { // closed for good: the page says why (server.CLOSED)
+        4001: "This page was not served by this room (the room restarted?): reload it.",
+        4002: "The instructor freed this page's seat: reload to take a seat again.",
+        4003: "This page is open in another tab or window: reload here to use it here.",
+      };
+      if (STOPPED[e.code]) {
+        wait("");
+        problem(STOPPED[e.code]);
         return;
       }
       this.lost += 1;

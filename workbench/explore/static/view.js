@@ -169,7 +169,7 @@ const SKELETON = `
 function tableHTML(t) {
   const head = t.cols.map((c) => `<th>${esc(c)}</th>`).join("");
   const body = t.rows
-    .map((r, k) => `<tr class="${t.cls[k]}">` + r.map((c) => `<td>${esc(c)}</td>`).join("") + "</tr>")
+    .map((r, k) => `<tr class="${esc(t.cls[k])}">` + r.map((c) => `<td>${esc(c)}</td>`).join("") + "</tr>")
     .join("");
   return `<table class="wb-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
