@@ -551,3 +551,41 @@ def test_a_page_is_told_what_is_wrong_never_an_exception_s_text(room):
     for (_, want), text in zip(bad, got, strict=True):
         assert want in text and "Error" not in text, text
     assert deep.startswith("bad message") and "RecursionError" not in deep
+
+
+def test_a_mailbox_merges_changes_bounds_what_waits_and_drops_it_at_close():
+    def change(seq, model="page", **changes):
+        content = {"type": "set", "changes": changes, "seq": seq}
+        return guard.Pending("model", {"model": model, "content": content}, float(seq))
+
+    async def scenario():
+        box = guard.Mailbox(limit=4, large=1)
+        assert box.put(change(1, seed=1)) and box.put(change(2, lam=0.5))  # merged into one
+        assert box.put(change(3, model="explorer", seed=2))  # another explorer's: its own
+        assert box.put(guard.Pending("reveal", {"part": "1"}, 4.0))
+        assert box.put(change(5, seed=3))  # after a reveal: not merged across it
+        assert not box.put(guard.Pending("hello", {}, 6.0))  # four wait: the fifth is refused
+        first = await box.get()
+        assert first.msg["content"] == {"type": "set", "changes": {"seed": 1, "lam": 0.5}, "seq": 2}
+        assert first.merged == 2 and first.t0 == 1.0  # timed from the oldest it stands for
+        assert box.put(guard.Pending("raw", "x" * 10, 7.0))
+        assert not box.put(guard.Pending("raw", "y" * 10, 8.0))  # one large message waits
+        assert box.close() == 4 and await box.get() is None
+
+    asyncio.run(scenario())
+
+
+def test_an_upload_past_a_page_s_share_is_refused_unread(room):
+    served, _ = room
+    share = sessions.UploadBudget(6).per_page
+
+    async def scenario():
+        (p,) = await _explorers(served, 1)
+        content = {"type": "upload", "name": "big.jsonl", "text": "x" * (2 * share + 70_000)}
+        await p.send({"type": "model", "model": "page", "content": content})
+        m = await p.until(lambda m: m.get("type") == "error")
+        p.ws.close()
+        return m["text"]
+
+    text = asyncio.run(scenario())
+    assert f"at most {share:,}" in text

@@ -104,7 +104,10 @@ class RoomHTTPServer(HTTPServer):
 
     def handle_stream(self, stream, address) -> None:
         ip = address[0] if isinstance(address, tuple) else str(address)
-        live = self.streams[ip] = [s for s in self.streams[ip] if not s.closed()]
+        self.streams[ip] = [s for s in self.streams[ip] if not s.closed()]
+        if self.total and sum(len(v) for v in self.streams.values()) >= self.total:
+            self._prune()  # (the other addresses' lists may hold closed connections)
+        live = self.streams[ip]
         if self.total and sum(len(v) for v in self.streams.values()) >= self.total:
             self.counts["closed: too many connections"] += 1
             stream.close()
@@ -115,6 +118,12 @@ class RoomHTTPServer(HTTPServer):
             return
         live.append(stream)
         super().handle_stream(stream, address)
+
+    def _prune(self) -> None:
+        for ip in list(self.streams):
+            self.streams[ip] = [s for s in self.streams[ip] if not s.closed()]
+            if not self.streams[ip]:
+                del self.streams[ip]
 
     def open_connections(self) -> int:
         return sum(1 for v in self.streams.values() for s in v if not s.closed())
@@ -163,6 +172,7 @@ class Guesses:
 BURST = 200  # messages a page may send at once
 RATE = 50.0  # messages a second after the burst (a slider's changes come a few a second)
 PENDING = 32  # messages a page may have waiting (changes coalesce, so an honest page has 1-3)
+PENDING_LARGE = 2  # ... of them large (an upload's): each may be megabytes
 
 
 class Bucket:
@@ -205,12 +215,12 @@ def _change(p: Pending) -> tuple | None:
 
 
 class Mailbox:
-    """A page's pending messages, in order, at most `limit`; an explorer's change that follows
-    another change of the same explorer is merged into it (its values win, its seq is kept);
-    `close()` drops everything pending and wakes the reader with None."""
+    """A page's pending messages, in order, at most `limit` (`large` of them large); an
+    explorer's change that follows another change of the same explorer is merged into it (its
+    values win, its seq is kept); `close()` drops everything pending and wakes the reader."""
 
-    def __init__(self, limit: int = PENDING):
-        self.limit = limit
+    def __init__(self, limit: int = PENDING, large: int = PENDING_LARGE):
+        self.limit, self.large = limit, large
         self.items: collections.deque[Pending] = collections.deque()
         self.event = asyncio.Event()
         self.closed = False
@@ -230,6 +240,8 @@ class Mailbox:
             self.merged += 1
             return True
         if len(self.items) >= self.limit:
+            return False
+        if p.kind == "raw" and sum(q.kind == "raw" for q in self.items) >= self.large:
             return False
         self.items.append(p)
         self.event.set()

@@ -31,6 +31,7 @@ What a room gets:
   the seat freed within 35 s), when its page never connected within `first_connect` seconds (a
   plain GET), or by the instructor;
 - bounded work per page: a page's pending changes coalesce, at most `guard.PENDING` messages
+  (`guard.PENDING_LARGE` of them uploads)
   wait, a page past `guard.BURST` messages at once is closed, its pending work is dropped the
   moment its socket closes, and a page that does not read what it is sent is closed past
   `guard.MAX_UNSENT` bytes; a request's headers and body have 10 s each and a body at most 16 KB
@@ -45,7 +46,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import logging
 import os
 import time
 from functools import lru_cache
@@ -60,10 +60,7 @@ from workbench.explore import guard, messages
 from workbench.explore.explorer import from_query
 from workbench.explore.lessons import WorkshopSession
 from workbench.explore.pages import Page, read_page
-from workbench.explore.seats import (  # (the room's, named here too: app and tests use them)
-    Room,
-    Seat,
-)
+from workbench.explore.seats import Room, Seat
 from workbench.explore.sessions import (
     RoomExplorer,
     cached_workshop,
@@ -114,7 +111,7 @@ NO_TOKEN = (
     "This room needs its link: ask the instructor for the address with <code>?token=…</code> "
     "(the link <code>make app</code> printed). Nothing was started."
 )
-GUESSED = "Too many wrong links from this laptop: wait a minute, then open the instructor's link."
+GUESSED = "Too many wrong links from this laptop: wait a minute, then open the link you were given."
 FULL = "Every seat of this room is taken. This page tries again on its own as seats free."
 ADDRESS = (
     "This laptop already has {n} pages of this room open: close one (or ask the instructor to "
@@ -383,6 +380,9 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
             return self.shut("flood", "too many messages")
         t0 = time.perf_counter()
         if len(text) > LARGE:  # read in the upload thread, not in the loop every page shares
+            if len(text) > 2 * self.room.budget.per_page + LARGE:  # past any file it may keep
+                return self.post("page", {"type": "error", "text": TOO_LARGE.format(
+                    n=len(text), most=self.room.budget.per_page)})  # fmt: skip
             item = guard.Pending("raw", text, t0)
         else:
             try:
@@ -522,6 +522,7 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
         session.live = True
 
 
+TOO_LARGE = "a message of {n:,} characters: a page of this room may upload at most {most:,}"
 FAILED = "the server could not answer this message (its log says why); the rest of the page works"
 
 
@@ -591,6 +592,3 @@ async def serve_room(room: Room, ip: str, port: int, ready=None) -> None:
         server.stop()
         room.worker.shutdown(wait=False, cancel_futures=True)
         room.uploads.shutdown(wait=False, cancel_futures=True)
-
-
-logging.getLogger("tornado.access").setLevel(logging.INFO)
