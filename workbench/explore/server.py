@@ -156,19 +156,22 @@ class Guarded:
         self.room.guesses.failed(ip)
         return "wrong"
 
+    def refusal(self, why: str) -> int:
+        """Count a refused request; its status (429: past the guesses, else 403)."""
+        self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
+        return 429 if why == "guess" else 403
+
     def prepare(self) -> None:
         why = self.admitted()
         if not why:
             return
-        self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
+        self.set_status(self.refusal(why))
         if why == "guess":
-            self.set_status(429)
             self.set_header(
                 "Retry-After", str(int(self.room.guesses.blocked(self.request.remote_ip)))
             )
             text = GUESSED
         else:
-            self.set_status(403)
             text = NO_TOKEN
         if self.request.method == "HEAD":
             self.finish()
@@ -325,8 +328,7 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
     def prepare(self):
         why = self.admitted()
         if why:
-            self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
-            raise tornado.web.HTTPError(429 if why == "guess" else 403)
+            raise tornado.web.HTTPError(self.refusal(why))
 
     def open(self, sid: str) -> None:
         address = self.request.remote_ip
