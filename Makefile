@@ -2,7 +2,7 @@
 # `make test` (set up + pass the tests). Everything else is for people working on the project.
 VENV := .venv
 BIN := $(VENV)/bin
-PORT ?= 8866
+PORT ?=
 IP ?= 127.0.0.1
 TOKEN ?=
 SEATS ?= 30
@@ -37,14 +37,17 @@ format: setup
 bench: setup
 	$(BIN)/python scripts/bench.py $(ARGS)
 
+# JupyterLab on the explorer, served from the repository's root (PORT=, TOKEN=, IP=, and ARGS=
+# for anything else JupyterLab takes, e.g. ARGS=--no-browser); saving a paper notebook stores it
+# as `workbench reproduce` does, so a save leaves git status clean (workbench/explore/lab.py)
 explore: setup
-	cd notebooks && ../$(BIN)/jupyter lab --ip=127.0.0.1 05_explorer.ipynb
+	$(BIN)/python -m workbench.explore.lab --ip $(IP) $(if $(PORT),--port $(PORT)) $(if $(TOKEN),--token $(TOKEN)) -- $(ARGS)
 
 # A room: one process serves the explorer and the workshop only, offline, behind a token, to at
 # most SEATS pages at once (IP=ADDR: the laptop's address on the room's Wi-Fi, 0.0.0.0 for every
 # address; TOKEN=... or $$WORKBENCH_ROOM_TOKEN, else a random one); it prints the links to give out.
 app: setup
-	$(BIN)/python -m workbench.explore.app --port $(PORT) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN)) $(if $(PER_ADDRESS),--per-address $(PER_ADDRESS))
+	$(BIN)/python -m workbench.explore.app --port $(or $(PORT),8866) --ip $(IP) --seats $(SEATS) $(if $(TOKEN),--token $(TOKEN)) $(if $(PER_ADDRESS),--per-address $(PER_ADDRESS))
 
 calibrate: setup
 	$(BIN)/python scripts/calibrate.py

@@ -23,14 +23,6 @@
 # (section 2.2), then one generated target seed, and draws the *semantic valley*: query relevance
 # along the chain c1 -> c2 -> c3 before and after one hop of DSGC propagation.
 
-# %%
-import pandas as pd
-
-from workbench.common.io import write_csv
-from workbench.common.notebook import record, show_figure, show_table
-from workbench.dsgc import charts
-from workbench.dsgc.trace import Setting, blocks_table, chain_table, run_setting, valley_pair
-
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence
 TEMPLATE = "role"  # role | profile (targets) | expense | threshold (controls)
@@ -38,8 +30,22 @@ SEED = 3  # any int, at least 0: the generated scenario shown after the worked e
 TOTAL_BLOCKS = 20  # 20 | 50 (any int, at least 5)
 BUDGET_MULTIPLIER = 2.0  # M, at least 1.0 (budget C is max(L, ceil(M * L)), L the chain tokens)
 LAMBDA = 1.0  # DSGC propagation weight, at least 0 (the paper: 1.0)
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("01_failure_mode", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+import pandas as pd
+
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.trace import Setting, blocks_table, chain_table, run_setting, valley_pair
 
 # %% [markdown]
 # ## The worked example (section 2.2)

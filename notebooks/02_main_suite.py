@@ -21,6 +21,21 @@
 # templates and two target templates, under the lexical and the sentence encoder. Our numbers are
 # shown beside the paper's published figures.
 
+# %% tags=["parameters"]
+ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
+SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
+BUDGET_MULTIPLIER = 2.0  # M, at least 1.0 (the paper: 2.0)
+LAMBDA = 1.0  # DSGC propagation weight, at least 0 (the paper: 1.0)
+TOTAL_BLOCKS = 20  # 20 | 50 (the paper: 20)
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("02_main_suite", globals())  # checks them; says where this run writes
+RUN
+
 # %%
 from IPython.display import Markdown
 
@@ -30,15 +45,6 @@ from workbench.dsgc import charts
 from workbench.dsgc.paper import differences, table1, table2
 from workbench.dsgc.protocols import protocol_for
 from workbench.dsgc.runs import run_protocol
-
-# %% tags=["parameters"]
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0 (the paper: 2.0)
-LAMBDA = 1.0  # DSGC propagation weight, at least 0 (the paper: 1.0)
-TOTAL_BLOCKS = 20  # 20 | 50 (the paper: 20)
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 
 # %%
 runs = run_protocol(

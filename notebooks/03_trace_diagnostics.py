@@ -22,6 +22,24 @@
 # coloured by kind, r and lambda*pi stacked, the budget cutoff drawn and the displaced block and
 # its displacer named.
 
+# %% tags=["parameters"]
+ENCODER = "lexical"  # lexical | sentence (the paper's Table 3: lexical)
+TEMPLATE = "profile"  # profile | role | expense | threshold (the paper's Table 3: profile)
+POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
+SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
+SEED = -1  # landscape seed: any int from 0, or -1 for the first failing seed
+BUDGET_MULTIPLIER = 2.0  # M, at least 1.0
+LAMBDA = 1.0  # DSGC propagation weight, at least 0
+TOTAL_BLOCKS = 20  # 20 | 50
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("03_trace_diagnostics", globals())  # checks them; says where this run writes
+RUN
+
 # %%
 from IPython.display import Markdown
 
@@ -33,18 +51,6 @@ from workbench.dsgc.protocols import protocol_for
 from workbench.dsgc.runs import run_protocol
 from workbench.dsgc.trace import Setting, run_setting, valley_pair, verdict_line
 from workbench.explore.explorer import ranking_table
-
-# %% tags=["parameters"]
-ENCODER = "lexical"  # lexical | sentence (the paper's Table 3: lexical)
-TEMPLATE = "profile"  # profile | role | expense | threshold (the paper's Table 3: profile)
-POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
-SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
-SEED = -1  # landscape seed: any int from 0, or -1 for the first failing seed
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0
-LAMBDA = 1.0  # DSGC propagation weight, at least 0
-TOTAL_BLOCKS = 20  # 20 | 50
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
 
 # %%
 runs = run_protocol(

@@ -20,18 +20,6 @@
 # the sliding-window baseline (Table 5), and 20 vs 50 blocks (Table 6). Each sweep is drawn with
 # error bars (mean +- sample std over seeds) and the paper's published means overlaid.
 
-# %%
-from IPython.display import Markdown
-
-from workbench.common.io import write_csv
-from workbench.common.notebook import record, show_figure, show_table
-from workbench.dsgc import charts
-from workbench.dsgc.paper import differences, table4, table5, table6, window_table
-from workbench.dsgc.protocols import protocol_for
-from workbench.dsgc.runs import run_protocol
-
-COLUMNS = ["n", "mean", "std", "ours", "paper", "diff"]
-
 # %% tags=["parameters"]
 ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
 SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); paper: 15
@@ -44,8 +32,26 @@ MULTIPLIERS = [
     5.0,
 ]  # budget multipliers M, each at least 1 (the paper: 1, 2, 5)
 SIZES = [20, 50]  # total blocks per scenario, ints from 5 (the paper: 20, 50)
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("04_robustness", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+from IPython.display import Markdown
+
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.dsgc import charts
+from workbench.dsgc.paper import differences, table4, table5, table6, window_table
+from workbench.dsgc.protocols import protocol_for
+from workbench.dsgc.runs import run_protocol
+
+COLUMNS = ["n", "mean", "std", "ours", "paper", "diff"]
 
 # %% [markdown]
 # ## Table 4: the propagation weight lambda (DSGC, targets)

@@ -19,10 +19,6 @@
 # Move any control: the verdict, the score landscape, the semantic valley and the ranking table
 # change together (how to use it: below the explorer).
 
-# %%
-from workbench.dsgc.trace import Setting
-from workbench.explore.explorer import explorer, snapshot
-
 # %% tags=["parameters"]
 TEMPLATE = "profile"  # worked | expense | threshold | role | profile
 SEED = 0  # any int from 0 (the slider spans 0-99)
@@ -33,8 +29,18 @@ LAMBDA = 1.0  # lambda in [0, 3]
 TAU = 0.25  # softmax temperature tau in (0, 1]
 HOPS = 1  # 1 | 2 | 3 (extra hops damped by 0.5)
 TOTAL_BLOCKS = 20  # 20 | 50
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("05_explorer", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+from workbench.dsgc.trace import Setting
+from workbench.explore.explorer import explorer, snapshot
 
 # %%
 state = Setting(TEMPLATE, SEED, ENCODER, POLICY, BUDGET_MULTIPLIER, LAMBDA, TAU, HOPS, TOTAL_BLOCKS)

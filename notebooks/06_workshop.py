@@ -32,15 +32,21 @@
 # docs/room.md, "Running a room") or in JupyterLab (run all cells). It writes no file, so a whole room can use
 # one checkout.
 
-# %%
-from workbench.explore.workshop import Workshop
-
 # %% tags=["parameters"]
 ENCODER = "lexical"  # lexical | sentence
 TEMPLATE = "role"  # role | profile: the target used in parts 1 and 2
 SEED = -1  # any int from 0, or -1 for the first seed where similarity-only fails and DSGC holds
 HOP_SEED = -1  # profile seed for parts 3-4: any int from 0, or -1 for the first seed one hop loses
 BUDGET_MULTIPLIER = 2.0  # M, at least 1.0
+
+# %%
+from workbench.params import settle
+
+RUN = settle("06_workshop", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+from workbench.explore.workshop import Workshop
 
 # %%
 ws = Workshop(ENCODER, TEMPLATE, SEED, HOP_SEED, BUDGET_MULTIPLIER)

@@ -18,18 +18,6 @@
 #
 # **Question:** a pruner that scores spans one by one against the goal can evict the bare result `{"id": "run_8841", "status": "queued"}` and keep the later `poll(run_8841)` that needs it (seed 002). When an agent acts from its own plan and must rebuild each handle from what its window holds, which managers turn silent corruption into loud, recoverable errors, how many jobs still complete, what does closure cost in tokens, does a small eviction margin warn early, and does a real trimmer (langchain-core's `trim_messages`) orphan tool calls and handles on agent logs where a closure-safe trimmer does not?
 
-# %%
-
-from IPython.display import Markdown
-
-from workbench.closure import logs
-from workbench.closure.logs import compare
-from workbench.closure.window import charts, gate, managers, notes, report
-from workbench.closure.window.spans import load_spans
-from workbench.common.io import write_csv
-from workbench.common.notebook import record, show_figure, show_table
-from workbench.common.seeds import seed_range
-
 # %% tags=["parameters"]
 SEED = 0  # any non-negative int: the run drawn in the timeline
 SEEDS = "0:10"  # seeds of the simulated runs: "A:B" (half-open) or N meaning 0:N (10 or more for intervals)
@@ -43,8 +31,26 @@ LOG = "../data/logs/submit_poll.jsonl"  # a JSONL span log for the worked exampl
 WINDOW = "../data/logs/judge_window.jsonl"  # a window with per-span scores and a pinned span
 LOG_SEEDS = "0:3"  # simulated episodes turned into agent logs for the side-by-side
 LOG_TURNS = 60  # turns per episode log: 20..300
-FIGURES_DIR = "../figures"  # folder for SVG + PNG figures
-RESULTS_DIR = "../data/results"  # folder for CSV tables
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("07_closure", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+
+from IPython.display import Markdown
+
+from workbench.closure import logs
+from workbench.closure.logs import compare
+from workbench.closure.window import charts, gate, managers, notes, report
+from workbench.closure.window.spans import load_spans
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.common.seeds import seed_range
 
 # %%
 names = MANAGERS.split(",")

@@ -18,22 +18,6 @@
 #
 # **Question:** when a bounded-memory agent misses the fact a query needs, did *retention* drop it (online, under capacity K, before the query existed) or did *selection* pass it over (top-k among the survivors at query time)? We cross five retention rules with five selection rules on the same seeded episodes (seed 003), always report recall beside retention rate, put the paper's published numbers beside ours, and list every place where ours differ, with the measurement that explains it, in one section at the end.
 
-# %%
-import pandas as pd
-from IPython.display import Markdown
-
-from workbench.common.encoders import get_encoder
-from workbench.common.notebook import record, show_figure, show_table
-from workbench.recall import charts as C
-from workbench.recall import episodes as E
-from workbench.recall import expectation as X
-from workbench.recall import grid as R
-from workbench.recall import notes as N
-from workbench.recall import readers as D
-from workbench.recall import report as P
-from workbench.recall import squad
-from workbench.recall import studies as S
-
 # %% tags=["parameters"]
 SEED = 0  # any non-negative int
 EPISODES = 300  # episodes per cell: 20..3000 (the paper: 300)
@@ -51,8 +35,30 @@ READER_URL = (
 READER_MODEL = "default"  # the model name sent to READER_URL
 SQUAD_PATH = "../tests/fixtures/squad_tiny.json"  # a SQuAD v1.1 JSON file, e.g. dev-v1.1.json
 SQUAD_EPISODES = 150  # SQuAD streams (2 questions each): 10..1000 (the paper: 300 questions)
-FIGURES_DIR = "../figures"  # folder for SVG + PNG figures
-RESULTS_DIR = "../data/results"  # folder for CSV tables
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("08_recall", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+import pandas as pd
+from IPython.display import Markdown
+
+from workbench.common.encoders import get_encoder
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.recall import charts as C
+from workbench.recall import episodes as E
+from workbench.recall import expectation as X
+from workbench.recall import grid as R
+from workbench.recall import notes as N
+from workbench.recall import readers as D
+from workbench.recall import report as P
+from workbench.recall import squad
+from workbench.recall import studies as S
 
 # %% [markdown]
 # ## The grid

@@ -30,6 +30,21 @@
 # it computes live, at its stored parameters (small N, in-process, so it re-runs in about 30 s
 # with an empty embedding cache), is checked against those tables where they overlap.
 
+# %% tags=["parameters"]
+NS = [300, 1000]  # store sizes run live here (ints from 100; the committed tables reach 10^6)
+ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
+QUERIES = 10  # chains queried per template and store (the committed run: 100)
+SCHEDULER = None  # None (in-process), "local:2" (a LocalCluster), or "tcp://HOST:PORT"
+SEED = 0  # the store's seed
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RECORDED_DIR = "../data/results"  # where the committed measurement tables are read from
+
+# %%
+from workbench.params import settle
+
+RUN = settle("09_scale", globals())  # checks them; says where this run writes
+RUN
+
 # %%
 import tempfile
 
@@ -43,15 +58,6 @@ from workbench.scale import bigstore
 from workbench.scale import charts as scale_charts
 from workbench.scale import report as scale_report
 
-# %% tags=["parameters"]
-NS = [300, 1000]  # store sizes run live here (ints from 100; the committed tables reach 10^6)
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-QUERIES = 10  # chains queried per template and store (the committed run: 100)
-SCHEDULER = None  # None (in-process), "local:2" (a LocalCluster), or "tcp://HOST:PORT"
-SEED = 0  # the store's seed
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where the committed measurement tables live
-
 # %% [markdown]
 # ## One retention step against N
 #
@@ -64,7 +70,7 @@ RESULTS_DIR = "../data/results"  # where the committed measurement tables live
 # and when it was recorded.
 
 # %%
-step = pd.read_csv(f"{RESULTS_DIR}/scale_step.csv")
+step = pd.read_csv(f"{RECORDED_DIR}/scale_step.csv")
 show_table(
     step[["blocks", "step_s", "floor_s", "scatter_s", "ratio", "head", "date", "load"]], digits=3
 )
@@ -80,7 +86,7 @@ Markdown(scale_report.step_note(step))
 # ## Memory against N
 
 # %%
-mem = pd.read_csv(f"{RESULTS_DIR}/scale_memory.csv")
+mem = pd.read_csv(f"{RECORDED_DIR}/scale_memory.csv")
 show_table(
     mem[["blocks", "matrix_mib", "peak_mib", "peak_over_matrix", "step_extra_over_matrix", "date"]],
     3,
@@ -121,8 +127,8 @@ record(
 # 10^5, both encoders, the first 100 chains of each template, on a 2-worker LocalCluster):
 
 # %%
-committed = pd.read_csv(f"{RESULTS_DIR}/scale_retention.csv")
-chunks = pd.read_csv(f"{RESULTS_DIR}/scale_chunks.csv")  # the same run's task costs and provenance
+committed = pd.read_csv(f"{RECORDED_DIR}/scale_retention.csv")
+chunks = pd.read_csv(f"{RECORDED_DIR}/scale_chunks.csv")  # the same run's task costs and provenance
 summary = bigstore.retention_summary(committed)
 show_table(summary, digits=3)
 show_figure(scale_charts.retention_chart(summary, recorded(chunks)), "scale_retention", FIGURES_DIR)
@@ -151,7 +157,7 @@ Markdown(scale_report.trend_note(summary))
 # the same bytes as in-process (a test checks this with a real scheduler and two workers).
 
 # %%
-sweep_cost = pd.read_csv(f"{RESULTS_DIR}/scale_sweep.csv")
+sweep_cost = pd.read_csv(f"{RECORDED_DIR}/scale_sweep.csv")
 show_table(scale_report.per_query(chunks), digits=4)
 show_table(sweep_cost.drop(columns=["source", "machine"]), digits=2)
 Markdown(scale_report.cluster_note(step, chunks, sweep_cost))

@@ -31,16 +31,6 @@
 # run by run). Each section's pipeline is one library function (`studies.khop_part`,
 # `graph_part`, `induced_part`), the same the recording script runs (`studies.study_tables`).
 
-# %%
-import pandas as pd
-from IPython.display import Markdown
-
-from workbench.beyond import predictions, prose, studies, tiers
-from workbench.common.io import write_csv
-from workbench.common.notebook import record, show_figure, show_table
-from workbench.common.seeds import parse_seeds
-from workbench.dsgc import charts
-
 # %% tags=["parameters"]
 SEEDS = 500  # lexical seeds: N means 0..N-1, or "A:B" (half-open); the issue asks for 500 or more
 ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
@@ -56,8 +46,24 @@ RECORDED_DIR = "../data/results"  # where the recorded 500-seed sentence tables 
 HANDWRITTEN = "../data/handwritten"  # scenario files written by hand (a README beside each)
 CALIBRATION_DIR = "../data/calibration"  # the inducer's record: each tier's first run
 LOGS = "../data/logs"  # the closure study's agent logs (heldout/ holds the hand-written corpus)
-FIGURES_DIR = "../figures"  # where SVG + PNG figures are written
-RESULTS_DIR = "../data/results"  # where result tables are written as CSV
+FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+
+# %%
+from workbench.params import settle
+
+RUN = settle("10_beyond_the_paper", globals())  # checks them; says where this run writes
+RUN
+
+# %%
+import pandas as pd
+from IPython.display import Markdown
+
+from workbench.beyond import predictions, prose, studies, tiers
+from workbench.common.io import write_csv
+from workbench.common.notebook import record, show_figure, show_table
+from workbench.common.seeds import parse_seeds
+from workbench.dsgc import charts
 
 # %%
 BOOT = {"resamples": RESAMPLES, "seed": SEED}

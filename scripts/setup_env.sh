@@ -22,6 +22,17 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+# any JupyterLab started from .venv (`make explore`, or `jupyter lab` by hand) stores a paper
+# notebook as `workbench reproduce` does, so a save leaves git status clean (explore/lab.py)
+# (the server's own config file in .venv: its config.d folder holds extensions only; merged)
+.venv/bin/python - <<'PY'
+import json, pathlib
+p = pathlib.Path(".venv/etc/jupyter/jupyter_server_config.json")
+p.parent.mkdir(parents=True, exist_ok=True)
+conf = json.loads(p.read_text()) if p.exists() else {}
+conf.setdefault("ServerApp", {})["contents_manager_class"] = "workbench.explore.lab.CleanContentsManager"
+p.write_text(json.dumps(conf, indent=2) + "\n")
+PY
 # the closure gate's replay loop is compiled once (numba caches it beside its module; about
 # 30 s the first time, then a second or two to load)
 .venv/bin/python -m workbench.closure.window.fastgate

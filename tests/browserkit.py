@@ -188,32 +188,91 @@ def serve(
         preexec_fn=None if files is None else lambda: _limit_files(files),
     )
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"the room server exited early (code {proc.returncode}); log: {log}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the room server did not listen within {timeout:g} s"
-                    ) from None
-                time.sleep(0.1)
+        listening(proc, port, timeout, "the room server", log)
         yield Served(f"http://127.0.0.1:{port}/", token, proc.pid)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop(proc, 20)
         if log:
             out.close()
+
+
+def listening(proc, port: int, timeout: float, what: str, log) -> None:
+    """Wait until `proc` listens on 127.0.0.1:port (RuntimeError if it exits or takes longer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited early (code {proc.returncode}); log: {log}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen within {timeout:g} s") from None
+            time.sleep(0.1)
+
+
+def stop(proc, grace: float) -> None:
+    """Stop a server started in its own process group: SIGTERM, then SIGKILL after `grace` s."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+# --- JupyterLab, as `make explore` starts it ---------------------------------------------------
+
+LAB_READY = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const k = w && w.sessionContext && w.sessionContext.session"
+    " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }"
+)
+
+
+@dataclass
+class Lab:
+    url: str  # http://127.0.0.1:PORT/
+    token: str
+    pid: int
+    log: Path
+
+    def notebook(self, rel: str) -> str:
+        return f"{self.url}lab/tree/{rel}?token={self.token}"
+
+    def saves(self, rel: str) -> int:
+        """How many times the server has saved `rel` (its log's "Saving file at /rel")."""
+        return self.log.read_text(errors="replace").count(f"Saving file at /{rel}")
+
+
+@contextmanager
+def lab(root: Path, settings: dict | None = None, timeout: float = 120) -> Iterator[Lab]:
+    """JupyterLab over the checkout `root` through `python -m workbench.explore.lab` (what
+    `make explore` runs), on a free 127.0.0.1 port, no browser of its own, the app object
+    exposed to the page; `settings` ({plugin id: {key: value}}) are the user's settings (e.g.
+    the autosave interval). Stopped by its process group's id."""
+    port, token = free_port(), "lab-test-token-0123456789"
+    home = Path(tempfile.mkdtemp(prefix="wb-lab-"))
+    for plugin, values in (settings or {}).items():
+        pkg, name = plugin.split(":")
+        path = home / "settings" / pkg / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), WORKBENCH_WARM="0")  # fmt: skip
+    log = home / "lab.log"
+    cmd = [sys.executable, "-m", "workbench.explore.lab", "--port", str(port), "--token", token,
+           "--root", str(root), "--", "--no-browser", "--LabApp.expose_app_in_browser=True"]  # fmt: skip
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        listening(proc, port, timeout, "JupyterLab", log)
+        yield Lab(f"http://127.0.0.1:{port}/", token, proc.pid, log)
+    finally:
+        stop(proc, 30)
 
 
 # --- a real browser (the test and the bench) ------------------------------------------------

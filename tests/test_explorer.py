@@ -190,7 +190,7 @@ def test_the_copied_link_in_jupyterlab_is_the_rooms_address():
     from workbench.common.options import SLIDERS
 
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    assert f"PORT ?= {ex.ROOM_PORT}\n" in makefile  # `make app` serves where the link points
+    assert f"--port $(or $(PORT),{ex.ROOM_PORT})" in makefile  # `make app` serves there
     view = ex.explorer(Setting(), warm=False)
     assert view.link_base == f"http://127.0.0.1:{ex.ROOM_PORT}/explorer" and not view.follow
     js = widgets.static_text("view.js")

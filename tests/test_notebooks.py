@@ -231,29 +231,29 @@ def test_workshop():
 # --- the reproduce runner ---------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_reproduce_failure_names_cell_and_keeps_notebook(tmp_path):
-    """A failing notebook stops the run, names the cell and the error, and leaves files alone."""
+def test_reproduce_refuses_a_bad_value_before_any_notebook_runs(tmp_path):
+    """A value out of range stops `workbench reproduce` before papermill starts: one line naming
+    the notebook, the parameter and what it takes; nothing written. (A cell that fails is the
+    next test's: the runner names the cell and keeps the notebook.)"""
     original = NOTEBOOK_DIR / "01_failure_mode.ipynb"
     before = original.read_bytes()
     proc = subprocess.run(
         [
             sys.executable, "-m", "workbench", "reproduce", "--quiet", "--notebook", "01",
-            "-p", "ENCODER", "no-such-encoder",
-            "-p", "FIGURES_DIR", str(tmp_path / "f"),
-            "-p", "RESULTS_DIR", str(tmp_path / "r"),
-            "--out", str(tmp_path / "out"),
+            "-p", "ENCODER", "no-such-encoder", "--out", str(tmp_path / "out"),
         ],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
     )  # fmt: skip
-    assert proc.returncode != 0
-    assert "01_failure_mode.ipynb: cell" in proc.stderr
-    assert "ValueError" in proc.stderr and "no-such-encoder" in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "workbench reproduce: error: 01_failure_mode: ENCODER must be one of lexical, sentence; "
+        "got 'no-such-encoder'\n"
+    )
     assert original.read_bytes() == before
-    assert not (tmp_path / "out" / "01_failure_mode.ipynb").exists()
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow

@@ -6,7 +6,9 @@ import ast
 import sys
 from pathlib import Path
 
+from workbench import params as P
 from workbench.common.io import atomic_path
+from workbench.common.notebook import clean_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -78,22 +80,33 @@ def _strip_papermill_noise(path: Path) -> None:
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
-    nb.metadata.pop("widgets", None)  # live widget state: new model ids on every run
-    nb.metadata.get("papermill", {}).pop("start_time", None)
-    nb.metadata.get("papermill", {}).pop("end_time", None)
-    nb.metadata.get("papermill", {}).pop("duration", None)
-    nb.metadata.get("papermill", {}).pop("input_path", None)
-    nb.metadata.get("papermill", {}).pop("output_path", None)
-    for ci, cell in enumerate(nb.cells):
-        for oi, out in enumerate(cell.get("outputs", [])):
-            view = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
-            if view is not None:  # the state is dropped above; keep the reference stable
-                view["model_id"] = f"workbench-cell{ci}-output{oi}"
-        pmeta = cell.metadata.get("papermill")
-        if pmeta is not None:
-            cell.metadata.pop("papermill")
-        cell.metadata.pop("execution", None)
-    nbformat.write(nb, str(path))
+    nbformat.write(nbformat.from_dict(clean_notebook(nb)), str(path))
+
+
+def checkout_line() -> str:
+    """Which checkout's notebooks run: its folder, commit and whether tracked files are changed."""
+    c = P.checkout()
+    commit = (c.get("commit") or "no git")[:12]
+    state = ", tracked files modified" if c.get("modified") else ""
+    return f"notebooks of {ROOT} ({commit}{state})"
+
+
+def plan(nb: Path, parameters: dict, out_dir=None) -> tuple[Path, dict]:
+    """Where one notebook's executed copy goes and the parameters it gets. The committed
+    parameters run in place (the record); other parameters put the notebook in its run folder
+    (runs/<notebook>-<hash>/, the folder its kernel writes its figures and tables to); --out DIR
+    puts the notebook, its figures and its tables under DIR. Values are checked first."""
+    given = {k: v for k, v in parameters.items() if k in P.declared(nb.stem)}
+    values = P.check_values(nb.stem, given)
+    if out_dir:
+        out = Path(out_dir).resolve()
+        for key, sub in (("FIGURES_DIR", "figures"), ("RESULTS_DIR", "results")):
+            if key in values and key not in given:
+                given[key] = str(out / sub)
+        return out / nb.name, given
+    if P.changed(nb.stem, values) or any(k in given for k in P.OUTPUTS):
+        return P.run_folder(nb.stem, values) / nb.name, given
+    return nb, given
 
 
 def reproduce(
@@ -103,21 +116,25 @@ def reproduce(
     progress: bool = True,
     stream=sys.stderr,
 ) -> list[Path]:
-    """Execute the chosen notebooks in order; stop at the first failure, naming cell and error."""
+    """Execute the chosen notebooks in order; stop at the first failure, naming cell and error.
+    Every notebook's parameters are checked before the first one runs."""
     from tqdm.auto import tqdm
 
     chosen = notebooks(names)
+    parameters = dict(parameters or {})
     if parameters:
-        import papermill as pm
+        import difflib
 
-        declared = set().union(*(pm.inspect_notebook(str(nb)) for nb in chosen))
-        unknown = sorted(set(parameters) - declared)
-        if unknown:
-            raise ValueError(f"no chosen notebook declares parameter(s) {unknown}")
+        names = set().union(*(P.declared(nb.stem) for nb in chosen))
+        for name in sorted(set(parameters) - names):
+            near = difflib.get_close_matches(name, sorted(names), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ValueError(f"no chosen notebook has a parameter {name}{hint}")
+    plans = [(nb, *plan(nb, parameters, out_dir)) for nb in chosen]
+    print(f"workbench reproduce: {checkout_line()}", file=stream)
     done = []
-    bar = tqdm(chosen, desc="notebooks", unit="nb", file=stream, disable=not progress)
-    for nb in bar:
+    bar = tqdm(plans, desc="notebooks", unit="nb", file=stream, disable=not progress)
+    for nb, out, given in bar:
         bar.set_postfix_str(nb.stem)
-        out = Path(out_dir) / nb.name if out_dir else nb
-        done.append(execute(nb, out, parameters, progress=False))
+        done.append(execute(nb, out, given, progress=False))
     return done

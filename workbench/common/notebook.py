@@ -11,6 +11,30 @@ from workbench.common import fonts
 from workbench.common.io import atomic_write_bytes, atomic_write_text
 
 RECORD_MIME = "application/vnd.workbench.record+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def clean_notebook(nb: dict) -> dict:
+    """What a stored notebook keeps, whoever writes it (papermill in `workbench reproduce`,
+    JupyterLab's save and autosave through explore.lab): no live widget state (a new model id
+    for every view, a megabyte of vega) and no reference to a widget model (opened again, the
+    page would look for a model no kernel holds: "widget model not found"; the widget's text
+    and its static view stay), the one kernelspec, no per-run timings. Edits `nb` (a notebook
+    as JSON) in place and returns it."""
+    meta = nb.setdefault("metadata", {})
+    meta.pop("widgets", None)
+    meta["kernelspec"] = dict(KERNELSPEC)
+    pm = meta.get("papermill", {})
+    for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
+        pm.pop(key, None)
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", None) or []:
+            (out.get("data") or {}).pop(WIDGET_MIME, None)
+        cmeta = cell.get("metadata", {})
+        cmeta.pop("papermill", None)
+        cmeta.pop("execution", None)  # JupyterLab's "record timing"
+    return nb
 
 
 def _round(value, digits: int):
@@ -66,19 +90,20 @@ def save_figure(chart, name: str, folder: str | os.PathLike = "../figures", scal
 
 
 def show_figure(chart, name: str, folder: str | os.PathLike = "../figures") -> None:
-    """Save the chart, then show it by reference: the stored output is a link to the SVG in
-    figures/ (small, stable), not a second copy of the picture."""
+    """Save the chart, then show it. When the folder is the figures/ beside the notebook's own
+    folder (the record: a notebook runs in its folder), the stored output is a link to the SVG
+    there (small, stable; it resolves in JupyterLab and on a viewer); a run elsewhere (runs/...,
+    a folder passed by name) shows the picture itself, so its notebook reads wherever it is kept."""
     from IPython.display import display
 
     save_figure(chart, name, folder)
     svg = Path(folder) / f"{name}.svg"
-    display(
-        {
-            "text/markdown": f"![{name}]({svg.as_posix()})",
-            "text/plain": f"figure: {svg.as_posix()}",
-        },
-        raw=True,
-    )
+    if Path(folder).resolve() == Path.cwd().resolve().parent / "figures":
+        link = f"../figures/{name}.svg"
+        display({"text/markdown": f"![{name}]({link})", "text/plain": f"figure: {link}"}, raw=True)
+        return
+    text = svg.read_text(encoding="utf-8")
+    display({"image/svg+xml": text, "text/plain": f"figure: {svg.as_posix()}"}, raw=True)
 
 
 def show_table(df, digits: int = 3):

@@ -11,6 +11,7 @@ workbench/explore/static/specs.json, and static figures are rendered from them w
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import time
@@ -40,7 +41,7 @@ from workbench.dsgc.trace import (
 )
 from workbench.explore import messages
 from workbench.explore.warmup import LOADING, WARMUP
-from workbench.explore.widgets import BoundSpec, LiveView, specs, vega_lib
+from workbench.explore.widgets import BoundSpec, LiveView, show_live, specs, vega_lib
 
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
 POLICY_LABELS = {
@@ -517,6 +518,17 @@ class Explorer(ExplorerSession, LiveView):
 
     def send(self, content: dict, buffers=None) -> None:
         LiveView.send(self, content, buffers)
+
+    def _ipython_display_(self) -> None:
+        s = self.setting
+        what = f"{s.template}, seed {s.seed}, {s.encoder} encoder, {s.policy}"
+        show_live(
+            self,
+            f"<p><b>The explorer</b> ({html.escape(what)}): live sliders over one seed's ranking. "
+            "It needs the running notebook; without one, its starting view is drawn below as "
+            "text and figures.</p>",
+            f"the explorer, {what}",
+        )
 
 
 def live_frontend() -> bool:

@@ -98,6 +98,40 @@ class BoundSpec:
         return self.spec
 
 
+class KernelWatch(LiveView):
+    """A hidden view inside a workshop box (`.wb-live`): it keeps JupyterLab's shortcuts off the
+    box's controls, and when the kernel is gone it shows the banner and disables them."""
+
+    def __init__(self, **kw):
+        super().__init__(kind="watch", **kw)
+
+    def __repr__(self) -> str:
+        return "KernelWatch()"
+
+
+# In a live page the widget's own element (`.wb-live`) sits in the same output area as its static
+# view, and hides it; on a viewer, in nbconvert's HTML or where the widget cannot be drawn, only
+# the static view is there. (The rule travels with the static view: nothing else to install.)
+STATIC_CSS = (
+    "<style>.jp-OutputArea:has(.wb-live) .wb-static, .output_area:has(.wb-live) .wb-static"
+    " {display: none}</style>"
+)
+
+
+def show_live(widget, static_html: str, label: str) -> None:
+    """Display a live widget after its static view (HTML: what a reader without a kernel sees).
+    Stored notebooks keep both; a live page shows only the widget."""
+    from IPython.display import display
+
+    html = f"{STATIC_CSS}<div class='wb-static'>{static_html}</div>"
+    display({"text/html": html, "text/plain": f"{label} (static view)"}, raw=True)
+    bundle = widget._repr_mimebundle_()  # ipywidgets: data; anywidget: (data, metadata)
+    data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
+    # what a reader without the widget sees in its place: words, not a Python repr
+    data = {**data, "text/plain": f"({label}: live in the running notebook)"}
+    display(data, metadata=meta, raw=True)
+
+
 class Memory(anywidget.AnyWidget):
     """What a page keeps across a reload, in the browser's localStorage under `key`: on render
     the page sends back what it kept (`restored`); every change of `state` is written there.

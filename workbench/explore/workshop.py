@@ -34,7 +34,7 @@ from workbench.explore.lessons import (
     neutral_ids,
     sweep_rows,
 )
-from workbench.explore.widgets import ChartView, Memory
+from workbench.explore.widgets import ChartView, KernelWatch, Memory, show_live
 
 
 class Score(w.HTML):
@@ -78,9 +78,29 @@ class Part(w.VBox):
                 w.HBox([self.predict, self.button]),
                 self.compare,
                 self.answer,
+                KernelWatch(),
             ]
         )
-        self.add_class("wb-part").add_class(f"wb-part-{self.key}")
+        self.add_class("wb-part").add_class(f"wb-part-{self.key}").add_class("wb-live")
+
+    def static_html(self) -> str:
+        """The part for a reader without a kernel: the question, the predictions to choose
+        from, and the answer folded away (open it once you have predicted)."""
+        answer = self.session.workshop.answer(self.key)  # computed, not revealed: nothing locks
+        picks = "".join(f"<li>{html.escape(label)}</li>" for label, _ in self.question.choices)
+        shown = "".join(
+            i[1] if i[0] == "html" else "<p><i>(a chart, drawn when the notebook runs)</i></p>"
+            for i in answer.items
+        )
+        return (
+            f"<div class='wb-static-part'><h4>Part {self.key}</h4>"
+            f"{self.question.html}<p>Predictions to choose from:</p><ul>{picks}</ul>"
+            "<details><summary>The answer (open it once you have made your prediction)</summary>"
+            f"<p><b>The answer: {html.escape(answer.said)}.</b></p>{shown}</details></div>"
+        )
+
+    def _ipython_display_(self) -> None:
+        show_live(self, self.static_html(), f"Part {self.key}")
 
     @property
     def choice(self) -> int | None:
@@ -109,6 +129,18 @@ class Part(w.VBox):
 
     def __repr__(self) -> str:
         return f"Part({self.key}: predict, then reveal)"
+
+
+class Live(w.VBox):
+    """A box of live widgets with a static view for readers without a kernel (show_live)."""
+
+    def __init__(self, children, static_html: str, label: str):
+        super().__init__(children)
+        self.static, self.label = static_html, label
+        self.add_class("wb-live")
+
+    def _ipython_display_(self) -> None:
+        show_live(self, self.static, self.label)
 
 
 def _item_widget(item: dict) -> w.Widget:
@@ -195,10 +227,14 @@ class Workshop:
                 self.parts[msg["part"]].show(msg)
         self._keep()
 
-    def scoreboard(self) -> w.VBox:
+    def scoreboard(self) -> Live:
         """The score, and the page's memory of the predictions and reveals (shown once, after
         the parts: a reload brings back every locked prediction and so the score)."""
-        return w.VBox([self.score, self.memory])
+        return Live(
+            [self.score, self.memory, KernelWatch()],
+            "<p><b>Score:</b> kept by the live notebook (run it to predict and reveal).</p>",
+            "Score",
+        )
 
     # --- what a participant sees before any reveal ---
     def store(self, state: Setting) -> str:
@@ -443,14 +479,19 @@ class Workshop:
         both are revealed (its verdict would give their answers away)."""
         button = w.Button(description="Open the explorer").add_class("wb-open-explorer")
         note = w.HTML().add_class("wb-free-note")
-        box = w.VBox([button, note]).add_class("wb-free")
+        box = Live(
+            [button, note, KernelWatch()],
+            "<p><b>Part 5, free exploration:</b> the explorer on the store of parts 3-4 opens "
+            "here once both are revealed (it needs the running notebook).</p>",
+            "Free exploration",
+        ).add_class("wb-free")
 
         def open_explorer(_b=None):
             why = self.session.explorer_note()
             if why:
                 note.value = why
                 return
-            box.children = [explorer(self.hop_state)]
+            box.children = [explorer(self.hop_state), KernelWatch()]
 
         button.on_click(open_explorer)
         return box

@@ -75,6 +75,56 @@ function download(name, blob) {
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
+// --- is the kernel there? -----------------------------------------------------------------------
+// A view talks to its kernel through its model's comm. JupyterLab closes every comm when the
+// kernel restarts or stops (the model's "comm_live_update"); a view drawn from saved widget state
+// has a widget manager with no kernel; a send to a closed comm throws. Any of these: the view is
+// dead, and says so (banner) and disables its controls, instead of moving with no effect.
+const DEAD = "the kernel is not running: re-run the cell";
+const GONE = new Set(["dead", "restarting", "autorestarting", "terminating", "unknown"]);
+
+function watchKernel(model, onDead) {
+  let dead = false;
+  const die = () => { if (!dead) { dead = true; onDead(); } };
+  model.on("comm_live_update", die);
+  const mgr = model.widget_manager;
+  if (mgr && typeof mgr === "object" && "kernel" in mgr) { // JupyterLab's manager
+    const k = mgr.kernel;
+    if (!k || k.isDisposed || GONE.has(k.status)) die();
+    else if (k.statusChanged) k.statusChanged.connect((_k, st) => { if (GONE.has(st)) die(); });
+  }
+  return { dead: () => dead, die };
+}
+
+// JupyterLab runs its notebook shortcuts (arrows, Page Up, End, Enter, ...) on a focused element
+// unless that element or one between it and the selector carries this attribute; the element
+// itself is where the selector matches, so each control gets it.
+function keepKeys(node) {
+  node.querySelectorAll("input, select, button, summary, textarea, a").forEach((e) => {
+    e.dataset.lmSuppressShortcuts = "true";
+  });
+}
+
+function showDead(box, before) {
+  if (box.querySelector(":scope > .wb-dead")) return;
+  const banner = h(`<div class="wb-dead" role="alert">${esc(DEAD)}</div>`);
+  box.insertBefore(banner, before || box.firstChild);
+  box.querySelectorAll("input, select, button, textarea").forEach((e) => { e.disabled = true; });
+  box.classList.add("wb-is-dead");
+}
+
+// the workshop's parts (ipywidgets boxes): a hidden view inside each box watches its kernel
+function renderWatch({ model, el }) {
+  el.style.display = "none";
+  const box = el.closest(".wb-live") || el.parentElement;
+  if (!box) return;
+  keepKeys(box);
+  const keys = new MutationObserver(() => keepKeys(box));
+  keys.observe(box, { childList: true, subtree: true });
+  watchKernel(model, () => showDead(box));
+  return () => keys.disconnect();
+}
+
 // --- one chart (the workshop's reveals) ----------------------------------------------------------
 
 async function renderChart({ model, el, host }) {
@@ -175,10 +225,11 @@ function tableHTML(t) {
 }
 
 async function renderExplorer({ model, el, host }) {
-  el.classList.add("wb-explorer");
+  el.classList.add("wb-explorer", "wb-live");
   const root = h(SKELETON);
   root.dataset.wbSent = "0";
-  root.dataset.lmSuppressShortcuts = "true"; // JupyterLab: arrow keys move a slider, not the cell
+  root.dataset.lmSuppressShortcuts = "true";
+  keepKeys(root); // JupyterLab: arrow keys move a slider, not the notebook's cell
   el.appendChild(root);
   const $ = (s) => root.querySelector(s);
   const ctl = (k) => root.querySelector(`.wbx-ctl[data-key="${k}"]`);
@@ -192,10 +243,22 @@ async function renderExplorer({ model, el, host }) {
   let ticker = null;
 
   // --- talking to the kernel ---
+  const kernel = watchKernel(model, () => {
+    showDead(root, root.firstChild);
+    root.dataset.wbDead = "1";
+    clearTimeout(busyTimer);
+    root.classList.remove("wbx-busy");
+  });
   function request(content) {
+    if (kernel.dead()) return;
     sent += 1;
     root.dataset.wbSent = String(sent);
-    model.send({ ...content, seq: sent });
+    try {
+      model.send({ ...content, seq: sent });
+    } catch (e) {
+      kernel.die(); // "Cannot send": the comm is closed
+      return;
+    }
     clearTimeout(busyTimer);
     busyTimer = setTimeout(showBusy, 100); // busy shows only when an answer takes > 100 ms
   }
@@ -241,6 +304,7 @@ async function renderExplorer({ model, el, host }) {
     const link = page + "?" + p.query + (extra ? "&" + extra : "");
     const box = $(".wbx-link");
     box.innerHTML = `<input type="text" readonly aria-label="link to this view">`;
+    keepKeys(box);
     const input = box.querySelector("input");
     input.value = link;
     input.select();
@@ -296,7 +360,7 @@ async function renderExplorer({ model, el, host }) {
       const v = String(st[k]);
       if (input.value !== v) input.value = v;
       if (k in SLIDERS) box.querySelector("output").textContent = SLIDERS[k].fmt(Number(st[k]));
-      const off = !model.get("ready") || !!c.why;
+      const off = kernel.dead() || !model.get("ready") || !!c.why;
       input.disabled = off;
       box.classList.toggle("wbx-off", off);
       box.title = c.why || "";
@@ -310,8 +374,8 @@ async function renderExplorer({ model, el, host }) {
     $(".wbx-why").innerHTML = model.get("ready")
       ? [...why].map(([r, ks]) => `<div>${esc(ks.join(", "))}: ${esc(r)}</div>`).join("")
       : "";
-    file.disabled = !model.get("ready");
-    $(".wbx-copy").disabled = !p.query;
+    file.disabled = kernel.dead() || !model.get("ready");
+    $(".wbx-copy").disabled = kernel.dead() || !p.query;
     $(".wbx-copy").title = p.query ? "a link that opens this exact view" : "a link cannot carry an uploaded file";
   }
 
@@ -420,8 +484,8 @@ async function renderExplorer({ model, el, host }) {
   function showReady() {
     const p = model.get("payload");
     if (p && p.controls) setControls(p);
-    else for (const k of ORDER) ctl(k).querySelector("input, select").disabled = !model.get("ready");
-    file.disabled = !model.get("ready");
+    else for (const k of ORDER) ctl(k).querySelector("input, select").disabled = kernel.dead() || !model.get("ready");
+    file.disabled = kernel.dead() || !model.get("ready");
     root.classList.toggle("wbx-loading", !model.get("ready"));
   }
 
@@ -451,8 +515,10 @@ async function renderExplorer({ model, el, host }) {
   };
 }
 
+const RENDER = { chart: renderChart, explorer: renderExplorer, watch: renderWatch };
+
 export default {
   render(ctx) {
-    return ctx.model.get("kind") === "chart" ? renderChart(ctx) : renderExplorer(ctx);
+    return (RENDER[ctx.model.get("kind")] || renderExplorer)(ctx);
   },
 };

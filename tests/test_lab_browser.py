@@ -1,0 +1,198 @@
+"""JupyterLab as `make explore` starts it (workbench.explore.lab), in headless Chromium, over a
+git copy of the checkout's notebooks, figures and data: Run All, the controls from the keyboard,
+a save and an autosave that leave `git status` clean (widget state saving on), a kernel restart
+that shows the banner and disables the controls, nothing requested off the machine and no
+console error. (The time each takes is measured by scripts/bench_explorer.py --lab.)"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from browserkit import LAB_READY, Recorder, chromium, is_local, lab
+from test_browser import chromium_path
+
+from workbench.dsgc.trace import Setting
+from workbench.explore.explorer import payload
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_MS = 180_000
+SETTINGS = {
+    "@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": 2},
+    "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True},
+}
+VERDICT = "() => (document.querySelector('.wb-verdict-text') || {}).textContent"
+IDLE = (
+    "() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+    " return k.status === 'idle'; }"
+)
+
+
+def git(copy: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=copy, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture()
+def checkout(tmp_path) -> Path:
+    """A git repository holding what JupyterLab serves and the notebooks write."""
+    copy = tmp_path / "checkout"
+    copy.mkdir()
+    for rel in ("notebooks", "figures", "data"):
+        shutil.copytree(ROOT / rel, copy / rel, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(ROOT / ".gitignore", copy / ".gitignore")
+    git(copy, "init", "-q")
+    git(copy, "add", "-A")
+    git(copy, "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qm", "base")
+    return copy
+
+
+def open_and_run(page, server, rel: str) -> None:
+    page.goto(server.notebook(rel), timeout=TIMEOUT_MS)
+    page.wait_for_function(LAB_READY, timeout=TIMEOUT_MS)
+
+
+def run_all(page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def restart(page) -> float:
+    t = time.monotonic()
+    page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()"
+    )
+    return t
+
+
+def test_explorer_in_jupyterlab(checkout):
+    exe = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    rel = "notebooks/05_explorer.ipynb"
+    with lab(checkout, SETTINGS) as server, sync_playwright() as p:
+        ctx = chromium(p, exe)
+        rec = Recorder(ctx)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        open_and_run(page, server, rel)
+        # before Run All the stored output is the static view (no widget model to look for)
+        assert page.locator(".wb-static").first.is_visible()
+        run_all(page)
+        page.wait_for_selector(".wbx[data-wb-seq]", timeout=TIMEOUT_MS)
+        page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        assert not page.locator(".wb-static").first.is_visible()  # the live view replaces it
+
+        start = Setting("profile", 0, "lexical", "dsgc", 2.0, 1.0, 0.25, 1, 20)
+        slider = page.locator('.wbx-ctl[data-key="seed"] input')
+        assert slider.get_attribute("data-lm-suppress-shortcuts") == "true"
+        slider.focus()
+        for key, seed in (("ArrowRight", 1), ("ArrowRight", 2), ("PageUp", 12), ("End", 99)):
+            page.keyboard.press(key)
+            want = payload(start.with_(seed=seed))["verdict"]
+            page.wait_for_function(f"v => ({VERDICT})() === v", arg=want, timeout=30_000)
+            assert slider.input_value() == str(seed)
+            assert page.evaluate("() => document.activeElement.tagName") == "INPUT"
+        policy = page.locator('.wbx-ctl[data-key="policy"] select')
+        policy.focus()
+        page.keyboard.press("ArrowDown")
+        moved = policy.input_value()
+        assert moved != "dsgc"
+        want = payload(start.with_(seed=99, policy=moved))["verdict"]
+        page.wait_for_function(f"v => ({VERDICT})() === v", arg=want, timeout=30_000)
+
+        # an autosave (every 2 s here), then a save: the record and its .py stay as committed
+        saves = server.saves(rel)
+        deadline = time.monotonic() + 30
+        while server.saves(rel) == saves and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert server.saves(rel) > saves, "no autosave in 30 s"
+        assert settled(checkout) == "", git(checkout, "diff")
+        save(page, server, rel)
+        assert settled(checkout) == "", git(checkout, "diff")
+
+        # a restart: the banner, and every control off
+        restart(page)
+        page.wait_for_selector(".wbx .wb-dead", timeout=20_000)
+        assert "the kernel is not running" in page.locator(".wbx .wb-dead").text_content()
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('.wbx input, .wbx select, .wbx button')]"
+            ".every(e => e.disabled)"
+        )
+        before = slider.input_value()
+        page.keyboard.press("ArrowRight")
+        assert slider.input_value() == before
+        time.sleep(1)
+        assert rec.errors == [], rec.errors
+        assert [u for u in rec.requests if not is_local(u)] == []
+        ctx.close()
+
+
+def test_workshop_in_jupyterlab(checkout):
+    exe = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with lab(checkout, SETTINGS) as server, sync_playwright() as p:
+        ctx = chromium(p, exe)
+        rec = Recorder(ctx)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        open_and_run(page, server, "notebooks/06_workshop.ipynb")
+        statics = page.locator(".wb-static-part")
+        assert statics.count() == 4 and statics.first.is_visible()
+        run_all(page)
+        page.wait_for_selector(".wb-part-4 .wb-predict select", timeout=TIMEOUT_MS)
+        page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        assert not statics.first.is_visible()
+
+        pick = page.locator(".wb-part-1 .wb-predict select")
+        assert pick.get_attribute("data-lm-suppress-shortcuts") == "true"
+        pick.focus()
+        for _ in range(3):  # from no selection (-1) or the placeholder to the first prediction
+            page.keyboard.press("ArrowDown")
+            if pick.evaluate("e => e.selectedIndex") == 1:
+                break
+        assert pick.evaluate("e => e.selectedIndex") == 1
+        # the kernel took it: the page's memory (written by the kernel) holds part 1's choice
+        kept = (
+            "() => Object.keys(localStorage).filter(k => k.startsWith('wb-workshop/'))"
+            ".map(k => JSON.parse(localStorage.getItem(k))['1'])"
+        )
+        page.wait_for_function(f"() => ({kept})().some(p => p && p.choice === 0)", timeout=30_000)
+
+        restart(page)
+        page.wait_for_function(
+            "() => document.querySelectorAll('.wb-part.wb-live > .wb-dead').length === 4",
+            timeout=20_000,
+        )
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('.wb-part.wb-live select,"
+            " .wb-part.wb-live button')].every(e => e.disabled)"
+        )
+        save(page, server, "notebooks/06_workshop.ipynb")  # (a save mid-run stores a half run)
+        assert settled(checkout) == "", git(checkout, "diff")
+        assert rec.errors == [], rec.errors
+        assert [u for u in rec.requests if not is_local(u)] == []
+        ctx.close()
+
+
+def settled(copy: Path, seconds: float = 10) -> str:
+    """`git status` once the server has finished writing (the log line comes before the write,
+    and a write goes through a temporary file): what it says within `seconds`, clean or not."""
+    deadline = time.monotonic() + seconds
+    while (status := git(copy, "status", "--porcelain")) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return status
+
+
+def save(page, server, rel: str) -> None:
+    """Save now and wait until the server has written the file."""
+    saves = server.saves(rel)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    deadline = time.monotonic() + 30
+    while server.saves(rel) == saves and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert server.saves(rel) > saves, f"{rel} was not saved in 30 s"

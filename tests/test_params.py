@@ -1,0 +1,260 @@
+"""The paper notebooks' parameters (workbench.params): every one checked, a typo'd name or a bad
+value refused in the cell after papermill's, one line; a run with other parameters writes its
+own folder (runs/...) and never the record, from papermill in any folder or `workbench
+reproduce -p`; the stored notebooks read without a kernel (nbconvert)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import params as P
+from workbench.common.notebook import read_records
+from workbench.reproduce import NOTEBOOK_DIR, notebooks, plan, reproduce
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = [p.stem for p in notebooks()]
+PAPERMILL = str(Path(sys.executable).parent / "papermill")
+
+
+def tracked_state() -> str:
+    """What git says of the checkout's tracked files (and untracked ones it does not ignore)."""
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+
+# --- every parameter has one check ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_has_a_check_its_default_passes_and_nonsense_fails(name):
+    base = P.declared(name)
+    assert base, name
+    P.check_values(name, {})  # the committed values pass
+    for key in base:
+        assert P.check_for(name, key) is not None, f"{name}: {key} has no check"
+        with pytest.raises(P.ParameterError, match=key):
+            P.check_values(name, {key: object()})
+
+
+def test_parameters_cell_comes_first_and_settle_right_after():
+    """The check runs before anything heavy is imported: the parameters cell is the first code
+    cell, the settle call the next one (papermill puts its own cell between them)."""
+    for name in NAMES:
+        nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text())
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert "parameters" in code[0]["metadata"].get("tags", []), name
+        calls = [
+            n
+            for n in ast.walk(ast.parse("".join(code[1]["source"])))
+            if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "settle"
+        ]
+        assert [ast.literal_eval(c.args[0]) for c in calls] == [name], name
+
+
+def test_settle_refuses_a_typo_with_the_close_match_in_one_line():
+    ns = dict(P.declared("02_main_suite"), SEED=5)
+    with pytest.raises(P.ParameterError) as e:
+        P.settle("02_main_suite", ns)
+    assert "no parameter SEED (did you mean SEEDS?)" in str(e.value)
+    assert e.value._render_traceback_() == [f"ParameterError: {e.value}"]  # no traceback shown
+
+
+@pytest.mark.parametrize(
+    ("name", "given", "says"),
+    [
+        ("02_main_suite", {"SEEDS": -4}, "SEEDS must be N"),
+        ("02_main_suite", {"ENCODERS": "lexical,bert"}, "ENCODERS must be one or more of"),
+        ("05_explorer", {"LAMBDA": 7.0}, "LAMBDA must be in"),
+        ("06_workshop", {"TEMPLATE": "expense"}, "TEMPLATE must be one of role, profile"),
+        ("07_closure", {"MANAGERS": "gate"}, "MANAGERS must include relevance"),
+        ("08_recall", {"TOP_K": 6}, "TOP_K must be at most K"),
+        ("08_recall", {"SQUAD_PATH": "no/such.json"}, "SQUAD_PATH: no file"),
+        ("09_scale", {"SCHEDULER": "udp://x"}, "SCHEDULER"),
+    ],
+)
+def test_a_bad_value_is_refused_by_name(name, given, says):
+    with pytest.raises(P.ParameterError, match=says):
+        P.check_values(name, given)
+
+
+def test_the_record_and_a_run_folder(tmp_path, monkeypatch):
+    """Committed values: the record, nothing written; other values: runs/<name>-<hash> with
+    run.json; the folder depends on what changed only (the same from the kernel and reproduce)."""
+    monkeypatch.chdir(NOTEBOOK_DIR)
+    ns = P.declared("02_main_suite")
+    run = P.settle("02_main_suite", ns)
+    assert run.is_record and ns["FIGURES_DIR"] == "../figures"
+    assert "committed parameters; writes figures/ and data/results/" in repr(run)
+    values = dict(P.declared("02_main_suite"), SEEDS=3)
+    a = P.run_folder("02_main_suite", values)
+    assert a == P.run_folder("02_main_suite", dict(values, RESULTS_DIR="/elsewhere"))
+    assert a != P.run_folder("02_main_suite", dict(values, SEEDS=4))
+    assert a.parent == ROOT / "runs" and a.name.startswith("02_main_suite-")
+    out, given = plan(NOTEBOOK_DIR / "02_main_suite.ipynb", {"SEEDS": 3})
+    assert out == a / "02_main_suite.ipynb" and given == {"SEEDS": 3}
+    out, given = plan(NOTEBOOK_DIR / "02_main_suite.ipynb", {"SEEDS": 3}, tmp_path)
+    assert out == tmp_path / "02_main_suite.ipynb"
+    assert given["FIGURES_DIR"] == str(tmp_path / "figures")
+    assert plan(NOTEBOOK_DIR / "06_workshop.ipynb", {})[0] == NOTEBOOK_DIR / "06_workshop.ipynb"
+
+
+# --- papermill and reproduce, as a person runs them ----------------------------------------------
+
+
+@pytest.mark.slow
+def test_papermill_typo_fails_in_the_check_cell(tmp_path):
+    """`papermill ... -p SEED 5` (for SEEDS) fails at the cell after the injected one, before
+    any import of the notebook's own runs, with one line; nothing else ran."""
+    before = tracked_state()
+    out = tmp_path / "out.ipynb"
+    proc = subprocess.run(
+        [PAPERMILL, str(NOTEBOOK_DIR / "02_main_suite.ipynb"), str(out), "-p", "SEED", "5"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ParameterError: 02_main_suite has no parameter SEED (did you mean")
+    nb = json.loads(out.read_text())
+    counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
+    assert counts[:3] == [1, 2, 3] and set(counts[3:]) == {None}  # params, injected, check
+    assert tracked_state() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["root", "notebooks", "tmp"])
+def test_papermill_with_other_parameters_writes_its_run_folder(where, tmp_path):
+    """From the repository's root, from notebooks/ or from /tmp: the same run folder, the
+    record untouched, run.json beside the tables, the figures inside the executed notebook."""
+    cwd = {"root": ROOT, "notebooks": NOTEBOOK_DIR, "tmp": tmp_path}[where]
+    before = tracked_state()
+    out = tmp_path / "run.ipynb"
+    cmd = [PAPERMILL, str(NOTEBOOK_DIR / "02_main_suite.ipynb"), str(out),
+           "-p", "SEEDS", "2", "-p", "ENCODERS", "lexical", "--no-progress-bar"]  # fmt: skip
+    subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, check=True)
+    assert tracked_state() == before
+    values = dict(P.declared("02_main_suite"), SEEDS=2, ENCODERS="lexical")
+    folder = P.run_folder("02_main_suite", values)
+    rec = json.loads((folder / "run.json").read_text())
+    assert rec["changed"] == {"SEEDS": 2, "ENCODERS": "lexical"}
+    assert rec["parameters"]["RESULTS_DIR"] == f"runs/{folder.name}/results"
+    assert rec["versions"]["workbench"] and rec["checkout"]["commit"]
+    table = (folder / "results" / "table1.csv").read_text()
+    assert "lexical" in table and "sentence" not in table
+    text = out.read_text()
+    assert '"image/svg+xml"' in text and "../figures/main_table1.svg" not in text
+    assert read_records(out)["table1"]
+
+
+@pytest.mark.slow
+def test_reproduce_with_parameters_never_writes_the_record():
+    """`workbench reproduce --notebook NN -p ...` for every notebook, with a parameter of its
+    own changed: each notebook lands in its run folder beside its figures and tables, and git
+    sees no change."""
+    changes = {
+        "01_failure_mode": {"SEED": 4},
+        "02_main_suite": {"SEEDS": 2, "ENCODERS": "lexical"},
+        "03_trace_diagnostics": {"SEEDS": 2},
+        "04_robustness": {"SEEDS": 2, "ENCODERS": "lexical", "SIZES": [20]},
+        "05_explorer": {"SEED": 1},
+        "06_workshop": {"TEMPLATE": "profile"},
+        "07_closure": {"SEEDS": "0:2", "TURNS": 60, "LOG_SEEDS": "0:1", "BOOT": 200},
+        "08_recall": {"EPISODES": 40, "N_BOOT": 200, "SPREAD_SEEDS": 3, "SQUAD_EPISODES": 10},
+        "09_scale": {"NS": [300], "QUERIES": 2},
+        "10_beyond_the_paper": {
+            "SEEDS": "0:12", "ENCODERS": "lexical", "SENTENCE_SEEDS": 0, "RESAMPLES": 200,
+        },
+    }  # fmt: skip
+    assert set(changes) == set(NAMES)
+    before = tracked_state()
+    for name, given in changes.items():
+        [done] = reproduce([name], given, progress=False)
+        folder = P.run_folder(name, P.check_values(name, given))
+        assert done == folder / f"{name}.ipynb", name
+        assert json.loads((folder / "run.json").read_text())["changed"] == given
+        assert tracked_state() == before, name
+
+
+# --- read without a kernel -----------------------------------------------------------------------
+
+
+def _html(name: str) -> str:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(NOTEBOOK_DIR / f"{name}.ipynb"), as_version=4)
+    return HTMLExporter().from_notebook_node(nb)[0]
+
+
+def test_stored_explorer_reads_without_a_kernel():
+    html = _html("05_explorer")
+    rec = read_records(NOTEBOOK_DIR / "05_explorer.ipynb")
+    assert rec["verdict"] in html.replace("&lt;", "<").replace("&gt;", ">")
+    for chart in ("explorer_landscape", "explorer_valley"):
+        assert f'src="../figures/{chart}.svg"' in html
+        assert (ROOT / "figures" / f"{chart}.svg").stat().st_size > 1000
+    assert "live sliders over one seed" in html  # the live widget's static stand-in
+    assert "widget-view+json" not in html and "Explorer(" not in html
+
+
+def test_stored_workshop_reads_without_a_kernel():
+    from workbench.explore.workshop import Workshop
+
+    html = _html("06_workshop")
+    ws = Workshop()  # the notebook's stored parameters are the defaults
+    assert P.declared("06_workshop") == {
+        "ENCODER": "lexical", "TEMPLATE": "role", "SEED": -1, "HOP_SEED": -1,
+        "BUDGET_MULTIPLIER": 2.0,
+    }  # fmt: skip
+    for key in ws.PARTS:
+        q = ws.question(key)
+        marker = q.html.split("<b>Predict:</b>")[1][:60]
+        assert marker in html, f"part {key}'s question is not in the stored notebook"
+        assert all(label in html for label, _ in q.choices)
+    assert html.count("<details><summary>The answer") == len(ws.PARTS)  # folded away
+    assert "Part(" not in html and "widget-view+json" not in html
+
+
+# --- make explore ----------------------------------------------------------------------------------
+
+
+def test_make_explore_takes_port_token_args_and_serves_the_repository():
+    """`make explore PORT= TOKEN= ARGS=` runs workbench.explore.lab with them; the command it
+    builds serves the checkout's root (stored ../figures links resolve), stores notebooks
+    through the cleaning contents manager, and passes --allow-root exactly when run as root."""
+    import os
+
+    from workbench.explore import lab
+
+    dry = subprocess.run(
+        ["make", "-n", "explore", "PORT=9123", "TOKEN=abcdefabcdefabcdef", "ARGS=--no-browser"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    line = next(x for x in dry.splitlines() if "workbench.explore.lab" in x)
+    assert "--port 9123" in line and "--token abcdefabcdefabcdef" in line
+    assert line.rstrip().endswith("-- --no-browser")
+    cmd = lab.command(ROOT, 9123, "tok", "127.0.0.1", ["--no-browser"])
+    assert f"--ServerApp.root_dir={ROOT}" in cmd and cmd[2] == "notebooks/05_explorer.ipynb"
+    assert "--ServerApp.contents_manager_class=workbench.explore.lab.CleanContentsManager" in cmd
+    assert ("--allow-root" in cmd) == (os.geteuid() == 0)
+    assert "--LabApp.news_url=None" in cmd and cmd[-1] == "--no-browser"
+
+
+def test_clean_notebook_drops_what_a_save_would_change():
+    from workbench.common.notebook import KERNELSPEC, WIDGET_MIME, clean_notebook
+
+    view = {WIDGET_MIME: {"model_id": "3b6ab791", "version_major": 2}, "text/plain": "x"}
+    nb = {
+        "metadata": {"widgets": {"state": "1 MB"}, "kernelspec": {"display_name": "Python 3 (ipykernel)"}},
+        "cells": [{"metadata": {"execution": {"t": 1}}, "outputs": [{"data": view}]}],
+    }  # fmt: skip
+    clean_notebook(nb)
+    assert "widgets" not in nb["metadata"] and nb["metadata"]["kernelspec"] == KERNELSPEC
+    assert nb["cells"][0]["outputs"][0]["data"] == {"text/plain": "x"}
+    assert nb["cells"][0]["metadata"] == {}
