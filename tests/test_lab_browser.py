@@ -146,6 +146,8 @@ def test_workshop_in_jupyterlab(checkout):
         run_all(page)
         page.wait_for_selector(".wb-part-4 .wb-predict select", timeout=TIMEOUT_MS)
         page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        watched = "() => document.querySelectorAll('.wb-part.wb-live[data-wb-watched]').length"
+        page.wait_for_function(f"() => ({watched})() === 4", timeout=60_000)
         assert not statics.first.is_visible()
 
         pick = page.locator(".wb-part-1 .wb-predict select")
@@ -164,10 +166,13 @@ def test_workshop_in_jupyterlab(checkout):
         page.wait_for_function(f"() => ({kept})().some(p => p && p.choice === 0)", timeout=30_000)
 
         restart(page)
-        page.wait_for_function(
-            "() => document.querySelectorAll('.wb-part.wb-live > .wb-dead').length === 4",
-            timeout=20_000,
-        )
+        dead = "() => document.querySelectorAll('.wb-part.wb-live > .wb-dead').length"
+        try:
+            page.wait_for_function(f"() => ({dead})() === 4", timeout=20_000)
+        except Exception:
+            raise AssertionError(
+                f"banners: {page.evaluate(dead)} of 4; watched: {page.evaluate(watched)}"
+            ) from None
         assert page.evaluate(
             "() => [...document.querySelectorAll('.wb-part.wb-live select,"
             " .wb-part.wb-live button')].every(e => e.disabled)"

@@ -301,7 +301,7 @@ CHECKS: dict[str, Callable] = {
     "WINDOW": _path("file"),
     "SQUAD_PATH": _path("file"),
 }
-# checks across parameters: (notebook, message, holds)
+# checks across parameters: notebook number -> [(what must hold, the check on all its values)]
 RELATIONS = {"08": [("TOP_K must be at most K", lambda v: v["TOP_K"] <= v["K"])]}
 
 

@@ -21,7 +21,7 @@ from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from workbench.common.notebook import clean_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPER = re.compile(r"(^|/)notebooks/[0-9][0-9]_[^/]*\.ipynb$")  # the paper notebooks
+PAPER = re.compile(r"[0-9][0-9]_[^/]*\.ipynb")  # a paper notebook's name, in a notebooks/ folder
 NOTEBOOK = "notebooks/05_explorer.ipynb"
 
 
@@ -30,7 +30,9 @@ class CleanContentsManager(AsyncTextFileContentsManager):
     notebook cleaned before either file is written."""
 
     async def save(self, model, path=""):
-        if model.get("type") == "notebook" and model.get("content") and PAPER.search(path):
+        full = Path(self.root_dir, path.strip("/"))
+        paper = full.parent.name == "notebooks" and PAPER.fullmatch(full.name)
+        if model.get("type") == "notebook" and model.get("content") and paper:
             clean_notebook(model["content"])
         return await super().save(model, path)
 

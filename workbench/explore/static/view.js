@@ -119,9 +119,15 @@ function renderWatch({ model, el }) {
   const box = el.closest(".wb-live") || el.parentElement;
   if (!box) return;
   keepKeys(box);
+  box.dataset.wbWatched = "1";
   const keys = new MutationObserver(() => keepKeys(box));
   keys.observe(box, { childList: true, subtree: true });
-  watchKernel(model, () => showDead(box));
+  const kernel = watchKernel(model, () => showDead(box));
+  try {
+    model.send({ type: "watch" }); // a view drawn after its comm closed: the send throws
+  } catch (e) {
+    kernel.die();
+  }
   return () => keys.disconnect();
 }
 
