@@ -5,7 +5,8 @@ and its default (`REQUIRED`: no default). `read` is the one reader: it refuses a
 type, or one of whose fields, it does not know by name, and a field of the wrong type, with one
 line naming the message and the field. The explorer's messages (`set`, `upload`, `export`) are the
 same in JupyterLab (anywidget's channel) and in the room; a room page adds its own (`hello`,
-`reveal`, `restore`, `open-explorer`) and wraps an explorer's message as `model`. `OUTBOUND` names
+`reveal`, `restore`, `open-explorer`) and wraps an explorer's message as `model`; a notebook's
+kernel watch sends `watch`. `OUTBOUND` names
 the messages a room page is sent, each of which `static/room.js` handles (a test checks both
 sides).
 """
@@ -27,9 +28,13 @@ INBOUND: dict[str, dict[str, tuple[tuple[type, ...], object]]] = {
     "restore": {"kept": ((dict,), REQUIRED)},
     "open-explorer": {"query": ((str,), "")},
     "model": {"model": ((str,), REQUIRED), "content": ((dict,), REQUIRED)},
+    # a notebook's kernel watch (widgets.KernelWatch): sent once when drawn; a send to a closed
+    # comm throws, which is how a view drawn after its kernel went away finds out (no answer)
+    "watch": {},
 }
 EXPLORER = ("set", "upload", "export")
 ROOM = ("hello", "reveal", "restore", "open-explorer", "model")
+WATCH = ("watch",)
 
 OUTBOUND = {
     "state": "an explorer's fields, whole (`new`) or changed",

@@ -11,6 +11,8 @@ from importlib import resources
 import anywidget
 import traitlets
 
+from workbench.explore import messages
+
 
 def static_text(name: str) -> str:
     """A file shipped in workbench/explore/static (package data)."""
@@ -104,6 +106,7 @@ class KernelWatch(LiveView):
 
     def __init__(self, **kw):
         super().__init__(kind="watch", **kw)
+        self.on_msg(lambda _w, content, _b: messages.read(content, messages.WATCH))
 
     def __repr__(self) -> str:
         return "KernelWatch()"
