@@ -13,8 +13,9 @@ PER_ADDRESS ?=
 setup:
 	@scripts/setup_env.sh
 
+# ARGS="--notebook 02 -p SEEDS 3": other parameters run into runs/<notebook>-<hash>/ (docs/notebooks.md)
 reproduce: setup
-	$(BIN)/workbench reproduce
+	$(BIN)/workbench reproduce $(ARGS)
 
 notebooks: reproduce
 

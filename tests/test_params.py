@@ -225,7 +225,8 @@ def test_stored_workshop_reads_without_a_kernel():
 
 
 def test_make_explore_takes_port_token_args_and_serves_the_repository():
-    """`make explore PORT= TOKEN= ARGS=` runs workbench.explore.lab with them; the command it
+    """`make explore PORT= TOKEN= ARGS=` runs workbench.explore.lab with them (and `make
+    reproduce ARGS=` passes its arguments to `workbench reproduce`); the command it
     builds serves the checkout's root (stored ../figures links resolve), stores notebooks
     through the cleaning contents manager, and passes --allow-root exactly when run as root."""
     import os
@@ -239,6 +240,11 @@ def test_make_explore_takes_port_token_args_and_serves_the_repository():
     line = next(x for x in dry.splitlines() if "workbench.explore.lab" in x)
     assert "--port 9123" in line and "--token abcdefabcdefabcdef" in line
     assert line.rstrip().endswith("-- --no-browser")
+    dry = subprocess.run(
+        ["make", "-n", "reproduce", "ARGS=--notebook 02 -p SEEDS 3"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "workbench reproduce --notebook 02 -p SEEDS 3" in dry
     cmd = lab.command(ROOT, 9123, "tok", "127.0.0.1", ["--no-browser"])
     assert f"--ServerApp.root_dir={ROOT}" in cmd and cmd[2] == "notebooks/05_explorer.ipynb"
     assert "--ServerApp.contents_manager_class=workbench.explore.lab.CleanContentsManager" in cmd
