@@ -113,22 +113,34 @@ function showDead(box, before) {
   box.classList.add("wb-is-dead");
 }
 
-// the workshop's parts (ipywidgets boxes): a hidden view inside each box watches its kernel
+// the workshop's parts (ipywidgets boxes): a hidden view inside each box watches its kernel. The
+// view may be drawn before it is in the page, and before its box has its classes (ipywidgets
+// sets them once the box is displayed): it finds its box on a later frame.
 function renderWatch({ model, el }) {
   el.style.display = "none";
-  const box = el.closest(".wb-live") || el.parentElement;
-  if (!box) return;
-  keepKeys(box);
-  box.dataset.wbWatched = "1";
-  const keys = new MutationObserver(() => keepKeys(box));
-  keys.observe(box, { childList: true, subtree: true });
-  const kernel = watchKernel(model, () => showDead(box));
+  let keys = null;
+  let tries = 0;
+  let dead = false;
+  let box = null;
+  const kernel = watchKernel(model, () => { dead = true; if (box) showDead(box); });
+  function attach() {
+    box = el.closest(".wb-live");
+    if (!box && tries++ < 600) { requestAnimationFrame(attach); return; } // about 10 s
+    box = box || el.parentElement;
+    if (!box) return;
+    keepKeys(box);
+    keys = new MutationObserver(() => keepKeys(box));
+    keys.observe(box, { childList: true, subtree: true });
+    box.dataset.wbWatched = "1";
+    if (dead) showDead(box);
+  }
+  attach();
   try {
     model.send({ type: "watch" }); // a view drawn after its comm closed: the send throws
   } catch (e) {
     kernel.die();
   }
-  return () => keys.disconnect();
+  return () => { if (keys) keys.disconnect(); };
 }
 
 // --- one chart (the workshop's reveals) ----------------------------------------------------------
