@@ -27,9 +27,13 @@ SETTINGS = {
     "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True},
 }
 VERDICT = "() => (document.querySelector('.wb-verdict-text') || {}).textContent"
+# Run All is over: every code cell has run (a queued one has no count) and the kernel is idle
+# (it is idle between two cells, too)
 IDLE = (
-    "() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
-    " return k.status === 'idle'; }"
+    "() => { const w = window.jupyterapp.shell.currentWidget;"
+    " const ran = w.content.widgets.every(c => c.model.type !== 'code'"
+    " || c.model.executionCount !== null);"
+    " return ran && w.sessionContext.session.kernel.status === 'idle'; }"
 )
 
 
@@ -82,6 +86,7 @@ def test_explorer_in_jupyterlab(checkout):
         open_and_run(page, server, rel)
         # before Run All the stored output is the static view (no widget model to look for)
         assert page.locator(".wb-static").first.is_visible()
+        saves = server.saves(rel)
         run_all(page)
         page.wait_for_selector(".wbx[data-wb-seq]", timeout=TIMEOUT_MS)
         page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
@@ -105,12 +110,12 @@ def test_explorer_in_jupyterlab(checkout):
         want = payload(start.with_(seed=99, policy=moved))["verdict"]
         page.wait_for_function(f"v => ({VERDICT})() === v", arg=want, timeout=30_000)
 
-        # an autosave (every 2 s here), then a save: the record and its .py stay as committed
-        saves = server.saves(rel)
-        deadline = time.monotonic() + 30
-        while server.saves(rel) == saves and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert server.saves(rel) > saves, "no autosave in 30 s"
+        # autosaves (every 2 s here) store the run (its outputs made the notebook dirty), then a
+        # save: the record and its .py stay as committed
+        page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000
+        )
+        assert server.saves(rel) > saves, "the run was never autosaved"
         assert settled(checkout) == "", git(checkout, "diff")
         save(page, server, rel)
         assert settled(checkout) == "", git(checkout, "diff")
