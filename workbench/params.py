@@ -33,6 +33,7 @@ from pathlib import Path
 from workbench.closure.window.managers import MANAGERS
 from workbench.common.encoders import ENCODERS
 from workbench.common.io import atomic_write_text
+from workbench.common.notebook import RECORD
 from workbench.common.options import check_choice, check_number, check_slider
 from workbench.common.seeds import parse_seeds
 from workbench.common.sweep import parse_scheduler
@@ -41,7 +42,6 @@ from workbench.dsgc.policies import POLICIES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-RECORD = {"FIGURES_DIR": "figures", "RESULTS_DIR": "data/results"}  # from the checkout's root
 OUTPUTS = tuple(RECORD)
 _HOME: list[Path] = []  # the notebooks folder this kernel's notebook belongs to (settle picks)
 _NAME = re.compile(r"[A-Z][A-Z0-9_]*")

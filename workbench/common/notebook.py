@@ -13,6 +13,8 @@ from workbench.common.io import atomic_write_bytes, atomic_write_text
 RECORD_MIME = "application/vnd.workbench.record+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+# where the record keeps a notebook's outputs, from the checkout's root (notebooks/ beside them)
+RECORD = {"FIGURES_DIR": "figures", "RESULTS_DIR": "data/results"}
 
 
 def clean_notebook(nb: dict) -> dict:
@@ -98,8 +100,8 @@ def show_figure(chart, name: str, folder: str | os.PathLike = "../figures") -> N
 
     save_figure(chart, name, folder)
     svg = Path(folder) / f"{name}.svg"
-    if Path(folder).resolve() == Path.cwd().resolve().parent / "figures":
-        link = f"../figures/{name}.svg"
+    if Path(folder).resolve() == Path.cwd().resolve().parent / RECORD["FIGURES_DIR"]:
+        link = f"../{RECORD['FIGURES_DIR']}/{name}.svg"
         display({"text/markdown": f"![{name}]({link})", "text/plain": f"figure: {link}"}, raw=True)
         return
     text = svg.read_text(encoding="utf-8")

@@ -105,10 +105,10 @@ function keepKeys(node) {
   });
 }
 
-function showDead(box, before) {
+function showDead(box) {
   if (box.querySelector(":scope > .wb-dead")) return;
   const banner = h(`<div class="wb-dead" role="alert">${esc(DEAD)}</div>`);
-  box.insertBefore(banner, before || box.firstChild);
+  box.insertBefore(banner, box.firstChild);
   box.querySelectorAll("input, select, button, textarea").forEach((e) => { e.disabled = true; });
   box.classList.add("wb-is-dead");
 }
@@ -262,7 +262,7 @@ async function renderExplorer({ model, el, host }) {
 
   // --- talking to the kernel ---
   const kernel = watchKernel(model, () => {
-    showDead(root, root.firstChild);
+    showDead(root);
     root.dataset.wbDead = "1";
     clearTimeout(busyTimer);
     root.classList.remove("wbx-busy");
