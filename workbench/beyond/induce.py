@@ -192,6 +192,42 @@ def knn_threshold(encoder: str) -> float:
     return KNN_THRESHOLDS.get(encoder, 0.3)
 
 
+# --- paraphrase, gated --------------------------------------------------------------------------
+
+# A paraphrase link (the sentence encoder's, between blocks no mention joins): from each of the
+# PARA_SOURCES blocks nearest the query that no mention links to anything, to the block most like
+# it and least like the query (cosine to it minus cosine to the query: what the query-facing block
+# says that the query does not), when the two are at least PARA_MIN alike; at most one a scenario
+# (the most alike), at PARA_WEIGHT times the cosine, so it is weaker than any mention link
+# (MIN_CONFIDENCE) and cannot swamp the ranking. Chosen, not tuned: the record in
+# data/calibration/inducer.md (issue 32) gives what it does on every tier.
+PARA_SOURCES = 2
+PARA_MIN = 0.35
+PARA_WEIGHT = 0.4
+
+
+def paraphrase_link(emb: np.ndarray, q: np.ndarray, linked: set[int]) -> tuple[int, int, float] | None:
+    """(dependent, prerequisite, confidence) of one scenario's paraphrase link, or None: `emb`
+    its blocks' normalized sentence embeddings (N, d), `q` the query's, `linked` the blocks
+    a mention already links."""
+    if len(emb) < 2:
+        return None
+    qs = emb @ q
+    sim = emb @ emb.T
+    best = None
+    for i in np.argsort(-qs, kind="stable")[:PARA_SOURCES].tolist():
+        if i in linked:
+            continue
+        r = sim[i] - qs
+        r[i] = -np.inf
+        j = int(np.argmax(r))
+        if sim[i, j] >= PARA_MIN and (best is None or sim[i, j] > best[2]):
+            best = (i, j, float(sim[i, j]))
+    if best is None:
+        return None
+    return best[0], best[1], round(min(PARA_WEIGHT * best[2], PARA_WEIGHT), 6)
+
+
 # --- every method, over a list of scenarios ------------------------------------------------------
 
 METHODS = ("mentions", "gated-knn", "handles", "knn")
@@ -212,27 +248,57 @@ def induce_weighted(
     k: int = KNN_K,
     threshold: float | None = None,
     direction: str = "query",
+    paraphrase=None,
 ) -> list[tuple[tuple[tuple[str, str], ...], tuple[float, ...] | None]]:
     """(edges, confidence per edge or None) per scenario. `encoder` is needed by the knn
-    methods (its threshold defaults to the encoder's `KNN_THRESHOLDS` entry)."""
+    methods (its threshold defaults to the encoder's `KNN_THRESHOLDS` entry); `paraphrase` (a
+    sentence encoder) adds the mentions method's gated paraphrase link (`paraphrase_link`)."""
+    found = induce_ruled(scenarios, method, encoder, patterns, k, threshold, direction, paraphrase)
+    return [(e, c) for e, c, _ in found]
+
+
+def induce_ruled(
+    scenarios: Sequence[Scenario],
+    method: str = RECOMMENDED,
+    encoder=None,
+    patterns: Patterns = BENCHMARK_PATTERNS,
+    k: int = KNN_K,
+    threshold: float | None = None,
+    direction: str = "query",
+    paraphrase=None,
+):
+    """As `induce_weighted`, with the rule that decided each edge's direction (the mentions
+    method: a `mentions.RULES` name or 'paraphrase'; None for the other methods)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "mentions":
+        if paraphrase is not None:
+            texts = sorted({t for sc in scenarios for t in [sc.query, *sc.texts]})
+            row = {t: i for i, t in enumerate(texts)}
+            emb = paraphrase(texts)  # one batch: every unique text once
         out = []
         for sc in scenarios:
             links = mention_links(list(sc.texts), sc.query)
             ids = sc.ids
-            out.append(
-                (
-                    tuple((ids[x.dependent], ids[x.prerequisite]) for x in links),
-                    tuple(x.confidence for x in links),
-                )
-            )
+            edges = [(ids[x.dependent], ids[x.prerequisite]) for x in links]
+            conf = [x.confidence for x in links]
+            rules = [x.rule for x in links]
+            if paraphrase is not None:
+                linked = {i for x in links for i in (x.dependent, x.prerequisite)}
+                e = emb[[row[t] for t in sc.texts]]
+                found = paraphrase_link(e, emb[row[sc.query]], linked)
+                if found:
+                    edges.append((ids[found[0]], ids[found[1]]))
+                    conf.append(found[2])
+                    rules.append("paraphrase")
+            pos = sc.index()
+            order = sorted(range(len(edges)), key=lambda i: (pos[edges[i][0]], pos[edges[i][1]]))
+            out.append(tuple(tuple(x[i] for i in order) for x in (edges, conf, rules)))
         return out
     if method == "handles":
         check_patterns(patterns)
         memo: dict = {}
-        return [(handle_edges(sc, patterns, memo), None) for sc in scenarios]
+        return [(handle_edges(sc, patterns, memo), None, None) for sc in scenarios]
     if encoder is None:
         raise ValueError(f"the {method} inducer needs an encoder")
     if threshold is None:
@@ -258,9 +324,10 @@ def induce_weighted(
                 out[i] = (
                     tuple((ids[d], ids[q]) for d, q in pairs),
                     tuple(round(c, 6) for c in cos),
+                    None,
                 )
             else:
-                out[i] = (tuple((ids[d], ids[q]) for d, q in pairs), None)
+                out[i] = (tuple((ids[d], ids[q]) for d, q in pairs), None, None)
     return out
 
 

@@ -29,10 +29,14 @@ from functools import lru_cache
 
 from workbench.beyond.reading import (
     _INNER,
+    _LOWER_RUN,
     _STOP,
     _WORD,
     _canon,
+    aliases,
+    defined,
     mentions,
+    normalize,
     positions,
     spell_numbers,
 )
@@ -65,10 +69,21 @@ class Link:
     prerequisite: int
     confidence: float
     shared: tuple[str, ...]
+    rule: str = "order"  # what decided the direction: 'role', 'order' or 'two-way' (RULES)
+
+
+RULES = {
+    "role": "one block defines what they share (a definition, a table row, a reference entry, a "
+    "numbered clause, an alias it gives) and the other uses it",
+    "order": "the block naming what they share later in its text introduced it",
+    "two-way": "the text gives no order: an edge each way, at TWO_WAY times the confidence",
+}
+FALLBACK = "two-way"  # where no role decides: 'order' (variants up to 21) or 'two-way'
+TWO_WAY = 0.75
 
 
 def _query_words(query_text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(query_text.lower()) if w not in _STOP)
+    return frozenset(w for w in _WORD.findall(query_text.casefold()) if w not in _STOP)
 
 
 def _weights(
@@ -103,16 +118,31 @@ def _weights(
 
 
 def _scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]], frozenset[str]]:
-    """Each block's mentions and the query's, without 'names' that are common words of the
-    scenario (a capitalized word that also appears in lowercase, e.g. a sentence's first word)."""
-    lower = {w for t in (*texts, query) for w in _WORD.findall(t)}
+    """Each block's mentions and the query's (`scenario_positions`, without the places)."""
+    ms, qm, _ = scenario_positions(tuple(texts), query)
+    return ms, qm
+
+
+_HEX = re.compile(r"code:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,40}$")  # a commit hash, short or full
+
+
+@lru_cache(maxsize=1 << 10)
+def scenario_positions(texts: tuple[str, ...], query: str):
+    """(each block's mentions, the query's, each block's mention -> place in its text), without
+    'names' that are common words of the scenario (a capitalized word that also appears in
+    lowercase, e.g. a sentence's first word); with the scenario's aliases (a name one block gives,
+    'calls him Bart', in every block that says it: 'alias:bart') and each short hash as the full
+    hash it begins when exactly one block holds that (`9f4c2e1` / `9f4c2e1b7a3d05e8`)."""
+    texts = tuple(map(normalize, texts))
+    query = normalize(query)
+    lower = {w for t in (*texts, query) for w in _LOWER_RUN.findall(t)}
     drop = {f"name:{w}" for w in lower}
     # names said somewhere inside a sentence; a capitalized word only ever first in its
     # sentence ('Works listed under ...', 'Operators in band K ...') is no name (variant 20)
     inner = set()
     for t in (*texts, query):
         for m in _INNER.finditer(t):
-            words = re.split(r"[ -]", m.group(0).lower())
+            words = re.split(r"[ -]", m.group(0).casefold())
             inner.update(words)
             inner.update(
                 " ".join(words[i:j])
@@ -125,7 +155,31 @@ def _scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str
             m for m in ms if m not in drop and (not m.startswith("name:") or m[5:] in inner)
         )
 
-    return [keep(mentions(t)) for t in texts], keep(mentions(query))
+    pos = [dict(positions(t)) for t in texts]
+    given = {a for t in texts for a in aliases(t)}
+    for a in sorted(given):  # an alias, where another block says it alone
+        said = re.compile(r"(?<![^\W\d_])" + re.escape(a) + r"(?![^\W\d_])")
+        for i, t in enumerate(texts):
+            if f"alias:{a}" not in pos[i] and (m := said.search(t.casefold())):
+                pos[i][f"alias:{a}"] = m.start() / max(len(t), 1)
+    heads = {m for p in pos for m in p if m.startswith("code:sec ") and "." in m}
+    for m in sorted(heads):  # a numbered clause another block cites by its number alone
+        said = re.compile(r"(?<![\d.])" + re.escape(m[9:]) + r"(?![\d]|\.\d)")
+        for i, t in enumerate(texts):
+            if m not in pos[i] and (found := said.search(t)):
+                pos[i][m] = found.start() / max(len(t), 1)
+    hexes = {m for p in pos for m in p if _HEX.match(m)}
+    for p in pos:
+        for m in [m for m in p if _HEX.match(m)]:
+            longer = [h for h in hexes if h != m and h.startswith(m) and h not in p]
+            if len(longer) == 1:
+                p[longer[0]] = p.pop(m)
+    ms = [keep(frozenset(p)) for p in pos]
+    return (
+        ms,
+        keep(mentions(query)) | frozenset(f"alias:{a}" for a in given if a in query.casefold()),
+        pos,
+    )
 
 
 def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tuple[str, ...]]]:
@@ -134,7 +188,8 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     MAX_LINKS partners (the strongest; ties: store order), pairs under MIN_CONFIDENCE dropped,
     and only pairs in a part of the mention graph that reaches the query (links among blocks
     that nothing connects to the query cannot be the query's chain) or that share an opaque id
-    (`_OPAQUE`: a reference, whatever the query names)."""
+    (`_OPAQUE`: a reference, whatever the query names) or a citation (`cite:`)."""
+    texts, query = [normalize(t) for t in texts], normalize(query)
     ms, qm = _scenario_mentions(texts, query)
     w = _weights(ms, qm, _query_words(query))
     holders: dict[str, list[int]] = {}
@@ -157,17 +212,19 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             for x in _distinct(xs, qm)
             if not _labels_differ(x, texts[a], texts[b]) and not _names_differ(x, ms[a], ms[b])
         ]
+        role = bool(defined(texts[a]) & set(xs)) != bool(defined(texts[b]) & set(xs))
         if xs and all(_anchor(x, qm, qwords) for x in xs) and not about.both(a, b, xs):
-            continue  # both about the query's subject, one about nothing else the query asks
-        plain = 1.0 - math.prod(1.0 - w[x] for x in xs)
+            if not role:  # (unless one block defines the subject the other uses: issue 32)
+                continue  # both about the query's subject, one about nothing else the query asks
         c = 1.0 - math.prod(
             1.0 - (focus[x][1] if focus.get(x, (None,))[0] == (a, b) else w[x]) for x in xs
         )
         if c >= MIN_CONFIDENCE:
-            scored.append((a, b, c, tuple(sorted(xs)), plain >= MIN_CONFIDENCE))
+            scored.append((a, b, c, tuple(sorted(xs)), role))
+    # strongest first; at equal confidence, a pair where one block defines what the other uses,
+    # then the pair sharing more evidence
+    scored.sort(key=lambda p: (-p[2], -p[4], -sum(w[x] for x in p[3]), p[0], p[1]))
     scored = [p[:4] for p in scored]
-    # strongest first; at equal confidence (two certain links), the pair sharing more evidence
-    scored.sort(key=lambda p: (-p[2], -sum(w[x] for x in p[3]), p[0], p[1]))
     links: dict[int, int] = {}
     out = []
     for a, b, c, xs in scored:
@@ -175,8 +232,12 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             links[a] = links.get(a, 0) + 1
             links[b] = links.get(b, 0) + 1
             out.append((a, b, c, xs))
-    dist = _distances(ms, qm, out)
-    return sorted(p for p in out if dist[p[0]] < math.inf or any(map(_OPAQUE.match, p[3])))
+    dist = _distances(ms, qm, out, about)
+    return sorted(
+        p
+        for p in out
+        if dist[p[0]] < math.inf or any(_OPAQUE.match(x) or x.startswith("cite:") for x in p[3])
+    )
 
 
 def _anchor(x: str, qm: frozenset[str], qwords: frozenset[str]) -> bool:
@@ -226,7 +287,7 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _stems(text: str) -> frozenset[str]:
     """A text's content words, stemmed."""
-    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
+    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOP)
 
 
 class _About:
@@ -289,9 +350,11 @@ def _distinct(xs: list[str], query: frozenset[str]) -> list[str]:
     return [x for x in xs if not same_as_another(x) and (subject or not x.startswith("dim:"))]
 
 
-def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs) -> list[float]:
+def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs, about=None) -> list[float]:
     """Steps from the query to each block over the linked pairs; a block sharing a mention with
-    the query is one step away (inf: not connected)."""
+    the query is one step away, or, when no block does, a block using one of the query's words
+    (`about`: a query no block repeats a phrase of still has blocks about it; inf: not
+    connected)."""
     dist = [math.inf] * len(ms)
     todo = deque()
     q = frozenset(x for x in q if not x.startswith("dim:"))  # a unit names no subject
@@ -299,6 +362,11 @@ def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs) -> list[float
         if m & q:
             dist[i] = 1
             todo.append(i)
+    if not todo and about is not None:
+        for i in range(len(ms)):
+            if about.beyond(i, ()) > 0:
+                dist[i] = 1
+                todo.append(i)
     nbrs: dict[int, list[int]] = {}
     for a, b, _, _ in pairs:
         nbrs.setdefault(a, []).append(b)
@@ -317,14 +385,21 @@ def mention_links(texts: list[str], query: str) -> list[Link]:
     sharing mentions, the one naming them later in its text is the prerequisite; without an
     order, an edge each way."""
     pairs = link_pairs(texts, query)
+    _, _, pos = scenario_positions(tuple(texts), query)
     out = []
     for a, b, c, xs in pairs:
-        pa, pb = positions(texts[a]), positions(texts[b])
-        lead = sum(pa[x] - pb[x] for x in xs) / len(xs)  # > 0: a names them later
-        if abs(lead) >= ORDER_TIE:
+        da, db = defined(texts[a]) & set(xs), defined(texts[b]) & set(xs)
+        if bool(da) != bool(db):  # one defines what the other uses: it is the prerequisite
+            dep, pre = (b, a) if da else (a, b)
+            out.append(Link(dep, pre, round(c, 6), xs, "role"))
+            continue
+        lead = sum(pos[a][x] - pos[b][x] for x in xs) / len(xs)  # > 0: a names them later
+        if abs(lead) >= ORDER_TIE:  # mention order: the likelier direction at full confidence
             dep, pre = (b, a) if lead > 0 else (a, b)
-            out.append(Link(dep, pre, round(c, 6), xs))
+            out.append(Link(dep, pre, round(c, 6), xs, "order"))
+            if FALLBACK == "two-way":  # and the other way, weaker: the text cannot decide
+                out.append(Link(pre, dep, round(c * TWO_WAY, 6), xs, "two-way"))
         else:  # no order: two facts the answer combines, each supports the other
-            out.append(Link(a, b, round(c, 6), xs))
-            out.append(Link(b, a, round(c, 6), xs))
+            out.append(Link(a, b, round(c, 6), xs, "two-way"))
+            out.append(Link(b, a, round(c, 6), xs, "two-way"))
     return sorted(out, key=lambda e: (e.dependent, e.prerequisite))

@@ -13,7 +13,45 @@ that labels a number (`Year 11`), a word of time in a pair (`last year`), a mixe
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
+
+# --- every script: one form of a text before anything is read from it ----------------------------
+
+# characters that are not there for a reader: soft hyphen, zero-width space / joiners, word joiner,
+# byte-order mark, Mongolian vowel separator; a no-break or narrow space is a space (NFKC makes it
+# one), a no-break or figure hyphen is a hyphen
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"))
+_INVISIBLE.update({ord(c): "-" for c in "\u2010\u2011\u2012\u2212"})
+
+
+@lru_cache(maxsize=1 << 16)
+def normalize(text: str) -> str:
+    """The text as it is read: NFKC (full-width letters, ligatures and compatibility spaces to
+    their plain forms), invisible characters dropped, hyphen variants as '-'. Letters keep their
+    diacritics and script."""
+    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+
+
+def _letters(category: str) -> str:
+    """A character class body of every BMP letter of a Unicode category ('Lu', 'Ll')."""
+    out, start, prev = [], None, None
+    for cp in range(0x10000):
+        hit = unicodedata.category(chr(cp)) == category
+        if hit and start is None:
+            start = cp
+        if not hit and start is not None:
+            out.append((start, prev))
+            start = None
+        prev = cp
+    if start is not None:
+        out.append((start, prev))
+    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in out)
+
+
+_UP = _letters("Lu")  # an upper-case letter of any script ('A', 'Ö', 'Ж')
+_LO = _letters("Ll")  # a lower-case letter of any script
+_LETTER_RUN = r"[^\W\d_]+"  # a word of letters, any script
 
 # --- number words ------------------------------------------------------------------------------
 
@@ -89,8 +127,13 @@ _STOP = frozenset(
     would this that these those it its their there here what which who whom whose when where why
     how all any each every some no not only also just than then so such very more most less least
     before after again per via about above below between up down out off new old same other our
-    your my his her we they you i he she them us me""".split()
-)
+    your my his her we they you i he she them us me him
+    der die das den dem des ein eine einen einem einer eines und oder ist sind war im am um zu zum
+    zur von vom mit für auf aus bei nach über wird werden hat haben nicht auch noch schon sich sie
+    er wir ihr ab wer wie wann darf dort hinein seit sagt
+    el la los las lo un una unos unas y o del al en con por para que se es son su sus le les este
+    esta ese esa según mientras qué quién cuánto cuándo dónde""".split()
+)  # English, and the function words of German and Spanish (tier I; a capitalized article is no name)
 _CALENDAR = (
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
     "June July August September October November December Easter Christmas Hanukkah Diwali Eid "
@@ -105,6 +148,8 @@ _WHEN = frozenset(
 )
 _CAPSTOP = frozenset(s.capitalize() for s in _STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
 _CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
+# titles and the clock name no one in particular ('Frau Schäfer', '6:00 Uhr'; tier I)
+_CAPSTOP |= {"Frau", "Herr", "Uhr", "Señor", "Señora", "Don", "Doña", "Mrs", "Miss"}
 # a code: letters then digits ('RT-512', 'k0421', 'Q47'; uppercase letters when a space
 # separates them: 'RT 512'), digits then letters ('4B'), or a word joined to hex ('job_7f3a2c')
 _CODE = re.compile(
@@ -117,6 +162,7 @@ _HEXID = re.compile(r"\b([a-z]{2,8})[_-]([0-9a-f]{4,})\b", re.I)
 _COMPOUND = re.compile(r"(?<![\w/-])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+(?![\w/-])")
 # ... after a prefix in capitals and a space ('TRK 5530-1178', which 'TRK55301178' writes whole)
 _SPACED = re.compile(
+    r"\b[A-Z]{1,5}[- ]?\d{2,}(?: \d{2,})+\b(?![.,]\d)|"  # 'NV-883 210', 'MC 40 2291' (issue 32)
     r"\b[A-Z]{1,5} \d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)+(?![\w/-])"
     r"|\b[A-Z]{1,5} \d+[A-Za-z][A-Za-z0-9]*(?![\w/-])"  # 'SKU 550913G' (variant 21)
 )
@@ -128,11 +174,14 @@ _UNIT_WORDS = {
 _UNIT_AFTER = re.compile(
     r"\s*(?:" + "|".join(map(re.escape, sorted(_UNIT_WORDS, key=len, reverse=True))) + r")\b", re.I
 )
-_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+_CURRENCY = {"$": "usd", "€": "eur", "£": "gbp"}
+_AMOUNT = r"\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
+# money: '$4,500', '€ 4.10', '84.000 €', '38,50 €' (a sign before or after the amount)
+_MONEY = re.compile(rf"([$€£])\s?({_AMOUNT})(?![\d.,]*\d)|(?<![\d.,])({_AMOUNT})\s?([€£])")
 _QUANTITY = re.compile(
     r"\b(\d[\d,]*(?:\.\d+)?)\s*(" + "|".join(map(re.escape, _UNIT_WORDS)) + r")\b", re.I
 )
-_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_NAME = re.compile(rf"(?<![^\W\d_])[{_UP}][{_LO}]{{2,}}(?![^\W\d_])")  # 'Marek', 'Jördis', 'Жуков'
 # a number and the word after it: what the number counts or measures, when that word is a unit,
 # a month or a plural ('412 tickets', '58 percent', '3 March', '$950' is 'usd'; not '6 read')
 _COUNTED = re.compile(r"(?:\$\s?\d[\d,]*(?:\.\d+)?()|\b\d[\d,]*(?:\.\d+)?\s*(%|[A-Za-z]{2,}))")
@@ -145,8 +194,16 @@ _NUMBERED = re.compile(
     r"\b(?:([A-Za-z]{3,})\s+)?([A-Za-z]{3,})\s+([A-Za-z]{1,4}[-_./]?)?(\d{1,4})\b(?![.,]\d)"
 )
 # a lone capital after a lowercase word names something: 'bundle M', 'clearance N', 'plan B'
-_LETTER = re.compile(r"(?<=[a-z] )([A-Z])\b(?![.'’/_-]\w)")  # not the letter of 'S/450'
-_WORD = re.compile(r"[a-z]+")
+_LETTER = re.compile(
+    r"(?<=[a-z] )([A-Z])\b(?![.'’/_-]\w)(?!\.\s+[A-Z])"
+)  # not 'S/450', 'H. Brandt'
+# 'jefe de compras', 'Kosten der Stelle': a term across one genitive article (not English 'of')
+_GENITIVE = frozenset("de del der des du di da".split())
+_GENITIVE_GAP = re.compile(r"(?i)(?<=\s)(?:de|del|der|des|du|di|da)(?=\s)")
+_WORD = re.compile(_LETTER_RUN)  # a word, any script (read from a case-folded text)
+_LOWER_RUN = re.compile(
+    rf"[{_LO}]+"
+)  # letters in lower case: a word as a sentence's middle says it
 
 
 # a token that alternates letters and digits more than once, without separators ('RP9C4',
@@ -157,9 +214,11 @@ _ALNUM = re.compile(
     r"(?<![\w/-])[A-Za-z]+\d+[A-Za-z]+(?![\w/-])"  # 'ST2291F', 't14edu' (variant 20)
 )
 # capitalized words inside a sentence (after a word, a number or a comma and a space)
-_INNER = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]{2,}(?:[ -][A-Z][a-z]{2,})*")
+_INNER = re.compile(rf"(?<=[\w,;:'’)] )[{_UP}][{_LO}]{{2,}}(?:[ -][{_UP}][{_LO}]{{2,}})*")
 # two or more capitalized words in a row name one thing ('Tomasz Wierzbicki', 'Dunmore Road')
-_FULLNAME = re.compile(r"\b[A-Z][a-z]{2,}(?:[ -][A-Z][a-z]{2,})+\b")
+_FULLNAME = re.compile(
+    rf"(?<![^\W\d_])[{_UP}][{_LO}]{{2,}}(?:[ -][{_UP}][{_LO}]{{2,}})+(?![^\W\d_])"
+)
 
 
 def _canon(raw: str) -> str:
@@ -177,8 +236,119 @@ def _canons(raw: str) -> set[str]:
 
 
 def _digits(s: str) -> str:
+    """A number however its locale groups it: '4,500', '4.500' and '4500' are '4500'; '38,50'
+    and '38.50' are '38.5' (a comma or point before one or two digits is the decimal mark)."""
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?", s):  # 84.000 / 1.250,50: German, Spanish
+        s = s.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d{1,2}", s):  # 38,50
+        s = s.replace(",", ".")
     s = s.replace(",", "")
-    return str(int(float(s))) if re.fullmatch(r"\d+(?:\.0+)?", s) else s
+    if re.fullmatch(r"\d+\.\d+", s):
+        s = s.rstrip("0").rstrip(".")
+    return str(int(s)) if s.isdigit() else s
+
+
+# --- citations, sections and aliases ------------------------------------------------------------
+
+_CITE_NUM = re.compile(r"\[(\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")  # '[7]', '[3, 12]', '[4-6]'
+_SURNAME = rf"[{_UP}][{_LO}'’-]+"
+# 'Haddad et al. (2023)', 'Haddad and Lutz (2019)', 'Sato (2021)', '(Brandt, 2018)', 'Brandt 2018a'
+_CITE_AY = re.compile(
+    rf"(?<![^\W\d_])({_SURNAME})(?:\s+et\s+al\.?|\s+(?:and|&|und|y)\s+{_SURNAME})?"
+    rf"(?:,\s*|\s+\()((?:19|20)\d\d)[a-z]?\b(?![.,]\d)"
+)
+# a reference-list entry: '[7] Okonkwo, A. & ...', 'Haddad, R., Meier, J. and ... (2023).'
+_ENTRY = re.compile(
+    rf"^\s*(?:\[(\d{{1,3}})\]\s*)?(?:({_SURNAME}),\s+(?:[{_UP}]\.\s*)+.*?\(((?:19|20)\d\d)[a-z]?\))?"
+)
+# a numbered clause or section, as a heading ('7.2 Emergency ...', 'Clause 4.1.') or named
+_SECTION = re.compile(
+    r"\b(?:clause|section|article|§|klausel|abschnitt|cláusula|artículo|apartado)\s*(\d+(?:\.\d+)+|\d+)\b",
+    re.I,
+)
+_HEADING = re.compile(
+    r"^\s*(?:(?:clause|section|article|§|klausel|cláusula|artículo)\s*)?(\d+(?:\.\d+)+)\.?\s", re.I
+)
+# a name given once for what the sentence names ('... (known to everyone as the northern depot)',
+# 'the party calls him Bart', 'her crew have called her Red', 'X, i.e. Y', 'genannt', 'alias')
+_ALIAS = re.compile(
+    r"(?:\bknown(?:\s+to\s+\w+(?:\s+\w+)?)?\s+as|\balso\s+called|\bnicknamed|\ba\.?k\.?a\.?"
+    r"|\balias|\bi\.\s?e\.,?|\bcall(?:s|ed)?\s+(?:him|her|them|it)|\bgenannt|\bconocid[oa]s?\s+como"
+    r"|\bllamad[oa]s?)\s+(?:the\s+|el\s+|la\s+|der\s+|die\s+|das\s+)?[\"“„«'‘]?"
+    rf"([{_UP}][^\W\d_]+(?:\s+[{_UP}][^\W\d_]+)?|[{_LO}]+(?:\s+[{_LO}]+)?)",
+    re.I,
+)
+
+
+def aliases(text: str) -> dict[str, int]:
+    """The names a text gives something once for later use ('bart', 'northern depot'), with
+    where (in the normalized text)."""
+    t = normalize(text)
+    out: dict[str, int] = {}
+    for m in _ALIAS.finditer(t):
+        words = [w for w in m.group(1).split() if w.casefold() not in _STOP]
+        if words and len(" ".join(words)) >= 3:
+            out.setdefault(" ".join(words).casefold(), m.start(1))
+    return out
+
+
+# what a block defines: its head (before ': ', ' = ', ' means ', a table cell or tab, within
+# the first 60 characters), each table row's first cell after a header row, its numbered heading,
+# its reference entry (`_ENTRY`) and the aliases it gives (`aliases`)
+_HEAD = re.compile(
+    r"^\s*[\"“„«'‘]?([^\n]{1,60}?)[\"”“»'’]?\s*(?::\s|\s=\s|\s*\|\s*|\t|\s+(?:means|bezeichnet|significa|refers to)\b)"
+)
+_ID_KEY = re.compile(r'"(?:id|[a-z]+_id|handle)"\s*:\s*"([^"]+)"')
+
+
+def _table(lines: list[str]) -> str | None:
+    """The column separator of text pasted from a sheet: two lines or more, none of them JSON,
+    each with as many '|', tabs or commas as the header (a row may have fewer cells)."""
+    if len(lines) < 2 or any(line.lstrip().startswith(("{", "[")) for line in lines):
+        return None
+    for sep in ("\t", "|", ","):
+        k = lines[0].count(sep)
+        if k and all(0 < line.count(sep) <= k for line in lines[1:] if line.strip()):
+            return sep
+    return None
+
+
+_DOTTED = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?![.,]?\d)")  # thousands by points
+_REPLY = re.compile(r"^\s*(?:re|aw|fw|fwd)\s*:|^\s*>", re.I)  # a reply or a quote defines nothing
+
+
+@lru_cache(maxsize=1 << 16)
+def defined(text: str) -> frozenset[str]:
+    """The mentions a block defines (a definition, a schedule or table row, a reference entry, a
+    numbered clause, an alias it introduces): the block another one that uses them needs."""
+    t = spell_numbers(normalize(text))
+    n = max(len(t), 1)
+    spans = []
+    if not _REPLY.match(t):
+        if h := _HEAD.match(t):
+            spans.append(h.span(1))
+        if h := _HEADING.match(t):
+            spans.append(h.span(1))
+    lines = t.split("\n")
+    sep = _table(lines)
+    if sep:  # a table: each row's key cell
+        at = len(lines[0]) + 1
+        for line in lines[1:]:
+            cell = re.match(rf"\s*([^{re.escape(sep)}]+)", line)
+            if cell:
+                spans.append((at + cell.start(1), at + cell.end(1)))
+            at += len(line) + 1
+    for m in _ID_KEY.finditer(t):  # a tool result's own id: '"run_id": "run_4e19a0"'
+        spans.append(m.span(1))
+    pos = positions(text)
+    out = {m for m, p in pos.items() if any(a <= round(p * n) < b for a, b in spans)}
+    e = _ENTRY.match(t)
+    if e and e.group(1):
+        out.add(f"cite:{e.group(1)}")
+    if e and e.group(2):
+        out.add(f"cite:{e.group(2).casefold()}{e.group(3)}")
+    out.update(f"alias:{a}" for a in aliases(text))
+    return frozenset(out)
 
 
 def mentions(text: str) -> frozenset[str]:
@@ -190,7 +360,7 @@ def mentions(text: str) -> frozenset[str]:
 @lru_cache(maxsize=1 << 16)
 def positions(text: str) -> dict[str, float]:
     """Each mention of a text with where it first appears (0 = the start, 1 = the end)."""
-    t = spell_numbers(text)
+    t = spell_numbers(normalize(text))
     found: dict[str, int] = {}
 
     def add(m: str, at: int) -> None:  # a mention, at its first place in the text
@@ -254,14 +424,21 @@ def positions(text: str) -> dict[str, float]:
                 continue
         add(f"code:{_canon(m.group(0))}", m.start())
     for m in _MONEY.finditer(t):
-        add(f"qty:{_digits(m.group(1))}usd", m.start())
+        sign, amount = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        add(f"qty:{_digits(amount)}{_CURRENCY[sign]}", m.start())
     for m in _QUANTITY.finditer(t):
         add(f"qty:{_digits(m.group(1))}{_UNIT_WORDS[m.group(2).lower()]}", m.start())
     for m in _COUNTED.finditer(t):  # what a number measures: a value and its limit share it
         unit = "$" if m.group(1) is not None else m.group(2).lower()
         if unit in _UNIT_WORDS or unit in _MONTHS or unit.endswith("s") and len(unit) > 3:
             add(f"dim:{_UNIT_WORDS.get(unit) or unit.rstrip('s')}", m.start())
+    grouped = [m.span() for m in _DOTTED.finditer(t)]  # '84.000': one number, not 84 and 0
+    for m in _DOTTED.finditer(t):
+        if not piece(m.span()):
+            add(f"num:{_digits(m.group(0))}", m.start())
     for m in re.finditer(r"\b\d[\d,]{2,}\b", t):  # bare numbers of three digits or more
+        if any(a <= m.start() < b for a, b in grouped):
+            continue
         if not piece(m.span()):  # not one of an identifier's numbers ('5530' of 'TRK 5530-1178')
             add(f"num:{_digits(m.group(0))}", m.start())
     for m in _NUMBERED.finditer(t):
@@ -284,10 +461,25 @@ def positions(text: str) -> dict[str, float]:
     for m in _LETTER.finditer(t):
         if m.group(1) not in ("I", "A"):
             add(f"code:{m.group(1).lower()}", m.start())
-    words = list(re.finditer(r"[a-z]+", t.lower()))
+    for m in _CITE_NUM.finditer(t):
+        for k in re.findall(r"\d+", m.group(1)):
+            add(f"cite:{int(k)}", m.start())
+    for m in _CITE_AY.finditer(t):
+        if m.group(1) not in _CAPSTOP and m.group(1) not in _CALENDAR:
+            add(f"cite:{m.group(1).casefold()}{m.group(2)}", m.start())
+    e = _ENTRY.match(t)
+    if e and e.group(2):
+        add(f"cite:{e.group(2).casefold()}{e.group(3)}", e.start(2))
+    for m in _SECTION.finditer(t):
+        add(f"code:sec {m.group(1)}", m.start())
+    if h := _HEADING.match(t):
+        add(f"code:sec {h.group(1)}", h.start(1))
+    for a, at in aliases(text).items():
+        add(f"alias:{a}", at)
+    words = [w for w in _WORD.finditer(t) if w.group(0).casefold() not in _GENITIVE]
     for a, b in zip(words, words[1:], strict=False):
-        x, y = a.group(0), b.group(0)
-        if t[a.end() : b.start()].strip(" -'’"):
+        x, y = a.group(0).casefold(), b.group(0).casefold()
+        if _GENITIVE_GAP.sub(" ", t[a.end() : b.start()]).strip(" -'’"):
             continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if any(i <= a.start() < j or i <= b.start() < j for i, j in whole):
             continue  # no phrase out of an identifier's words ('eng platform', variant 21)

@@ -243,9 +243,15 @@ def identical_to_similarity(runs: pd.DataFrame, drop: float = 1.0, spurious: int
 INDUCERS = ("mentions", "gated-knn", "handles", "knn")
 
 
-def induced_graphs(scenarios, encoder: str, k: int | None = None, threshold=None) -> dict:
+PARAPHRASE = "mentions+paraphrase"  # the mentions inducer with its gated paraphrase link
+
+
+def induced_graphs(
+    scenarios, encoder: str, k: int | None = None, threshold=None, paraphrase: bool = False
+) -> dict:
     """(edges, confidence per edge or None) lists by graph name: 'true' (the scenarios' own
-    edges) and each inducer of INDUCERS (the knn ones with this encoder)."""
+    edges) and each inducer of INDUCERS (the knn ones with this encoder); with `paraphrase`,
+    also PARAPHRASE (its link from the sentence encoder, whatever `encoder` ranks with)."""
     enc = get_encoder(encoder)
     kw = {} if k is None else {"k": k}
     th = knn_threshold(encoder) if threshold is None else threshold
@@ -257,6 +263,8 @@ def induced_graphs(scenarios, encoder: str, k: int | None = None, threshold=None
             out[name] = induce_weighted(scenarios, name, patterns=BENCHMARK_PATTERNS)
         else:
             out[name] = induce_weighted(scenarios, name)
+    if paraphrase:
+        out[PARAPHRASE] = induce_weighted(scenarios, "mentions", paraphrase=get_encoder("sentence"))
     return out
 
 
