@@ -122,10 +122,13 @@ def test_induced_numbers(executed):
         assert rec["identifier_sharing"][t] == [1.0, 0.0]  # shared, never handed off
         assert rec["edges"][f"lexical/handles/{t}/20"][1] == 0.0
     preds = rec["predictions"]  # only rows that could have come out otherwise
-    assert len(preds) == 6 and "a missing edge reduces DSGC to the similarity ranking" not in preds
+    assert len(preds) == 7 and "a missing edge reduces DSGC to the similarity ranking" not in preds
+    prose_row = "edges can be read from prose, not only from ids"  # issue 32: decided by tier I
+    assert preds[prose_row] == ("yes" if all(rec["register_bar"].values()) else "no")
+    assert set(rec["register_bar"]) == {"lexical/20", "lexical/50", "sentence/20", "sentence/50"}
     hw = rec["handwritten"]  # tier/regime/graph -> [retention, pair precision, pair recall]
     tiers = {k.split("/")[0] for k in hw}
-    assert {"hand-written (tuned on)", "worked example", "agent logs"} <= tiers and len(tiers) == 15
+    assert {"hand-written (tuned on)", "worked example", "agent logs"} <= tiers and len(tiers) == 17
     for regime in ("target", "control"):  # the tier it was tuned on: never below similarity-only
         tuned = "hand-written (tuned on)"
         assert hw[f"{tuned}/{regime}/mentions"][0] >= hw[f"{tuned}/{regime}/none"][0]

@@ -45,7 +45,7 @@ def test_every_tier_loads_and_the_blind_ones_are_twenty_or_fifty_blocks():
     hand, sources = tiers.hand_tiers(ROOT / "data" / "handwritten", ROOT / "data" / "logs")
     assert list(hand) == list(sources) and all(hand.values())
     blind = [sc for name, scs in hand.items() if name.startswith("blind") for sc in scs]
-    assert len(blind) == 28 + 2 * (24 + 24 + 24 + 20 + 20)  # B, C; D to H at 20 and 50 blocks
+    assert len(blind) == 28 + 2 * (24 + 24 + 24 + 20 + 20 + 33)  # B, C; D to I at 20 and 50 blocks
     for name, scs in hand.items():  # a tier holds one size, the one its name says
         if name.startswith("blind"):
             size = 50 if " at 50 blocks" in name else 20

@@ -22,6 +22,7 @@ from workbench.beyond.induce import (
     KNN_K,
     METHODS,
     RECOMMENDED,
+    induce_ruled,
     induce_weighted,
     knn_threshold,
     score_edges,
@@ -43,6 +44,7 @@ from workbench.dsgc.policies import POLICIES, PolicySetting
 from workbench.dsgc.runs import run_suite
 from workbench.dsgc.scenario import load_scenarios, save_scenarios
 from workbench.dsgc.trace import Trace, run
+from workbench.dsgc.unseen import input_warnings
 from workbench.recall import cli as recall_cli
 from workbench.reproduce import NotebookFailed, parse_value, reproduce
 
@@ -70,6 +72,8 @@ def cmd_evaluate(args) -> int:
         delta=args.delta,
         density=args.density,
     )
+    for w in input_warnings(scenarios, args.encoder, policy.reads_graph):
+        print(f"workbench evaluate: warning: {w}", file=sys.stderr)
     records = []
     for sc in scenarios:
         t = Trace(sc, run(sc, encoder, policy, args.budget_multiplier), args.encoder)
@@ -101,6 +105,8 @@ def cmd_suite(args) -> int:
 def cmd_induce(args) -> int:
     if (args.handle or args.definition) and args.method != "handles":
         raise ValueError("--handle and --definition apply to --method handles")
+    if args.paraphrase and args.method != "mentions":
+        raise ValueError("--paraphrase applies to --method mentions")
     scenarios = load_scenarios(args.scenarios)
     params: dict = {}
     if args.method in ("knn", "gated-knn"):
@@ -124,13 +130,16 @@ def cmd_induce(args) -> int:
         params = {"handle": patterns.handle, "definition": patterns.definition}
         found = induce_weighted(scenarios, "handles", patterns=patterns)
     else:
-        found = induce_weighted(scenarios, args.method)
+        if args.paraphrase:
+            params = {"paraphrase": "sentence"}
+        enc = get_encoder("sentence") if args.paraphrase else None
+        found = induce_ruled(scenarios, args.method, paraphrase=enc)
     out = [
-        with_induced(sc, es, args.method, conf, **params)
-        for sc, (es, conf) in zip(scenarios, found, strict=True)
+        with_induced(sc, f[0], args.method, f[1], rules=f[2] if len(f) > 2 else None, **params)
+        for sc, f in zip(scenarios, found, strict=True)
     ]
     save_scenarios(out, args.out)
-    edges = [es for es, _ in found]
+    edges = [f[0] for f in found]
     total = sum(len(es) for es in edges)
     print(f"wrote {len(out)} scenarios with {total} induced edges ({args.method}) to {args.out}")
     scored = [
@@ -232,6 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--report", action="store_true",
         help="when the input has edges: precision and recall against them per regime, directed "
         "and as pairs",
+    )  # fmt: skip
+    i.add_argument(
+        "--paraphrase", action="store_true",
+        help="mentions: add one gated paraphrase link a scenario from the sentence encoder, "
+        "between blocks no mention joins, weaker than any mention link",
     )  # fmt: skip
     i.add_argument("--encoder", choices=ENCODERS, default="lexical", help="knn: the embeddings")
     i.add_argument("--k", type=number("k"), default=KNN_K, help="knn: neighbours per block")

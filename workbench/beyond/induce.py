@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.beyond.mentions import mention_links, mentions
+from workbench.beyond.mentions import FALLBACK, mention_links, mentions
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
 from workbench.common.options import check_number
@@ -195,8 +195,8 @@ def knn_threshold(encoder: str) -> float:
 # --- paraphrase, gated --------------------------------------------------------------------------
 
 # A paraphrase link (the sentence encoder's, between blocks no mention joins): from each of the
-# PARA_SOURCES blocks nearest the query that no mention links to anything, to the block most like
-# it and least like the query (cosine to it minus cosine to the query: what the query-facing block
+# PARA_SOURCES blocks nearest the query to the block no mention joins it to that is most like it
+# and least like the query (cosine to it minus cosine to the query: what the query-facing block
 # says that the query does not), when the two are at least PARA_MIN alike; at most one a scenario
 # (the most alike), at PARA_WEIGHT times the cosine, so it is weaker than any mention link
 # (MIN_CONFIDENCE) and cannot swamp the ranking. Chosen, not tuned: the record in
@@ -206,20 +206,21 @@ PARA_MIN = 0.35
 PARA_WEIGHT = 0.4
 
 
-def paraphrase_link(emb: np.ndarray, q: np.ndarray, linked: set[int]) -> tuple[int, int, float] | None:
+def paraphrase_link(
+    emb: np.ndarray, q: np.ndarray, joined: set[tuple[int, int]]
+) -> tuple[int, int, float] | None:
     """(dependent, prerequisite, confidence) of one scenario's paraphrase link, or None: `emb`
-    its blocks' normalized sentence embeddings (N, d), `q` the query's, `linked` the blocks
-    a mention already links."""
+    its blocks' normalized sentence embeddings (N, d), `q` the query's, `joined` the pairs
+    (a, b), a < b, that a mention already links."""
     if len(emb) < 2:
         return None
     qs = emb @ q
     sim = emb @ emb.T
     best = None
     for i in np.argsort(-qs, kind="stable")[:PARA_SOURCES].tolist():
-        if i in linked:
-            continue
         r = sim[i] - qs
         r[i] = -np.inf
+        r[[j for j in range(len(emb)) if (min(i, j), max(i, j)) in joined]] = -np.inf
         j = int(np.argmax(r))
         if sim[i, j] >= PARA_MIN and (best is None or sim[i, j] > best[2]):
             best = (i, j, float(sim[i, j]))
@@ -249,11 +250,15 @@ def induce_weighted(
     threshold: float | None = None,
     direction: str = "query",
     paraphrase=None,
+    fallback: str = FALLBACK,
 ) -> list[tuple[tuple[tuple[str, str], ...], tuple[float, ...] | None]]:
     """(edges, confidence per edge or None) per scenario. `encoder` is needed by the knn
     methods (its threshold defaults to the encoder's `KNN_THRESHOLDS` entry); `paraphrase` (a
-    sentence encoder) adds the mentions method's gated paraphrase link (`paraphrase_link`)."""
-    found = induce_ruled(scenarios, method, encoder, patterns, k, threshold, direction, paraphrase)
+    sentence encoder) adds the mentions method's gated paraphrase link (`paraphrase_link`);
+    `fallback`: the mentions method's direction where no role decides (`mentions.FALLBACK`)."""
+    found = induce_ruled(
+        scenarios, method, encoder, patterns, k, threshold, direction, paraphrase, fallback
+    )
     return [(e, c) for e, c, _ in found]
 
 
@@ -266,6 +271,7 @@ def induce_ruled(
     threshold: float | None = None,
     direction: str = "query",
     paraphrase=None,
+    fallback: str = FALLBACK,
 ):
     """As `induce_weighted`, with the rule that decided each edge's direction (the mentions
     method: a `mentions.RULES` name or 'paraphrase'; None for the other methods)."""
@@ -278,15 +284,15 @@ def induce_ruled(
             emb = paraphrase(texts)  # one batch: every unique text once
         out = []
         for sc in scenarios:
-            links = mention_links(list(sc.texts), sc.query)
+            links = mention_links(list(sc.texts), sc.query, fallback)
             ids = sc.ids
             edges = [(ids[x.dependent], ids[x.prerequisite]) for x in links]
             conf = [x.confidence for x in links]
             rules = [x.rule for x in links]
             if paraphrase is not None:
-                linked = {i for x in links for i in (x.dependent, x.prerequisite)}
+                joined = {tuple(sorted((x.dependent, x.prerequisite))) for x in links}
                 e = emb[[row[t] for t in sc.texts]]
-                found = paraphrase_link(e, emb[row[sc.query]], linked)
+                found = paraphrase_link(e, emb[row[sc.query]], joined)
                 if found:
                     edges.append((ids[found[0]], ids[found[1]]))
                     conf.append(found[2])
@@ -348,11 +354,17 @@ def graph_source(method: str):
 SOURCES = {m: graph_source(m) for m in METHODS}  # every inducer, by the name a protocol gives
 
 
-def with_induced(scenario: Scenario, edges, method: str, confidence=None, **params) -> Scenario:
-    """The scenario with induced edges (and their confidences, written as `edge_confidence`); its
-    given edges (if any) kept as metadata `given_edges`."""
+def with_induced(
+    scenario: Scenario, edges, method: str, confidence=None, rules=None, **params
+) -> Scenario:
+    """The scenario with induced edges (and their confidences, written as `edge_confidence`, and
+    the rule that decided each one's direction as `edge_rule`); its given edges (if any) kept as
+    metadata `given_edges`."""
     out = scenario.with_edges(edges, confidence)
     meta = out.metadata
+    meta.pop("edge_rule", None)  # a rule list of earlier edges says nothing of these
+    if rules is not None:
+        meta["edge_rule"] = list(rules)
     if scenario.edges and "given_edges" not in meta:
         meta["given_edges"] = [list(e) for e in scenario.edges]
     meta["induced"] = {"method": method, **params}

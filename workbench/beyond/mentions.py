@@ -380,10 +380,12 @@ def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs, about=None) -
     return dist
 
 
-def mention_links(texts: list[str], query: str) -> list[Link]:
-    """The mention graph of one scenario as directed, confidence-weighted edges: of two blocks
-    sharing mentions, the one naming them later in its text is the prerequisite; without an
-    order, an edge each way."""
+def mention_links(texts: list[str], query: str, fallback: str = FALLBACK) -> list[Link]:
+    """The mention graph of one scenario as directed, confidence-weighted edges, each with the
+    rule that decided its direction (`RULES`): of two blocks sharing mentions, the one that
+    defines what they share is the prerequisite ('role', `reading.defined`); else the one naming
+    it later in its text, and (`fallback` 'two-way') the other way at TWO_WAY of the confidence
+    ('order' / 'two-way'); without an order, an edge each way."""
     pairs = link_pairs(texts, query)
     _, _, pos = scenario_positions(tuple(texts), query)
     out = []
@@ -397,7 +399,7 @@ def mention_links(texts: list[str], query: str) -> list[Link]:
         if abs(lead) >= ORDER_TIE:  # mention order: the likelier direction at full confidence
             dep, pre = (b, a) if lead > 0 else (a, b)
             out.append(Link(dep, pre, round(c, 6), xs, "order"))
-            if FALLBACK == "two-way":  # and the other way, weaker: the text cannot decide
+            if fallback == "two-way":  # and the other way, weaker: the text cannot decide
                 out.append(Link(pre, dep, round(c * TWO_WAY, 6), xs, "two-way"))
         else:  # no order: two facts the answer combines, each supports the other
             out.append(Link(a, b, round(c, 6), xs, "two-way"))

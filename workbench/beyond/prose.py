@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.beyond.studies import CONTROLS, TARGETS
+from workbench.beyond.studies import CONTROLS, PARAPHRASE, TARGETS
 from workbench.common import stats
 from workbench.dsgc.generator import TEMPLATES
 
@@ -406,4 +406,52 @@ def first_runs_summary(first: pd.DataFrame, size: int = 20) -> str:
             f"{ct.retention_similarity:.2f}) - "
             + ("the bar met whole" if not missed else f"**the bar missed on {', '.join(missed)}**")
         )
+    return "\n".join(lines)
+
+
+def register_summary(table: pd.DataFrame, bar: pd.DataFrame, cost: pd.DataFrame) -> str:
+    """Tier I (the registers): the bar pooled over them per encoder and size, the registers the
+    mention graph still loses targets on, the paraphrase link's price in pairs and controls, and
+    what the two-way fallback does to every tier's controls (`tiers.two_way_cost`)."""
+    lines = []
+    for r in bar.itertuples():
+        lines.append(
+            f"- **{r.encoder}, {r.blocks} blocks**: pairs precision {r.pair_precision:.2f}, recall "
+            f"{r.pair_recall:.2f}; targets kept {r.targets_kept:.2f} against the true edges' "
+            f"{r.true_edges_kept:.2f} ({r.share_of_true:.2f} of them, the bar {r.share_needed:.1f}); "
+            f"controls {r.controls_kept:.2f} (similarity-only {r.controls_similarity:.2f}): "
+            + ("the bar met" if r.met else "**the bar missed**")
+        )
+    t = table[(table.register != "all registers") & (table.encoder == "lexical")]
+    t = t[(t.blocks == 20) & (t.regime == "target")].set_index(["register", "graph"])
+    short = [
+        f"{reg} ({t.loc[(reg, 'mentions')].retention:.2f} of {t.loc[(reg, 'true')].retention:.2f})"
+        for reg in dict.fromkeys(r for r, _ in t.index)
+        if t.loc[(reg, "mentions")].retention < t.loc[(reg, "true")].retention
+    ]
+    lines.append(
+        "- registers where the mention graph keeps fewer targets than the true edges (lexical, 20 "
+        "blocks): " + (", ".join(short) if short else "none")
+    )
+    a = table[(table.register == "all registers") & (table.encoder == "lexical")]
+    a = a[a.blocks == 20].set_index(["regime", "graph"])
+    m, pp = a.loc[("target", "mentions")], a.loc[("target", PARAPHRASE)]
+    mc, pc = a.loc[("control", "mentions")], a.loc[("control", PARAPHRASE)]
+    lines.append(
+        f"- the paraphrase link (opt-in: `workbench induce --paraphrase`), lexical, 20 blocks: "
+        f"targets {m.retention:.2f} -> {pp.retention:.2f}, target pairs precision "
+        f"{m.pair_precision:.2f} -> {pp.pair_precision:.2f}, recall {m.pair_recall:.2f} -> "
+        f"{pp.pair_recall:.2f}; controls kept {mc.retention:.2f} -> {pc.retention:.2f}"
+    )
+    c = cost.xs("control", level="regime")["retention"]
+
+    def moved(rows: pd.DataFrame) -> str:
+        pairs = (f"{k} {r.order:.2f} -> {r['two-way']:.2f}" for k, r in rows.iterrows())
+        return f"{len(rows)}" + (f" ({', '.join(pairs)})" if len(rows) else "")
+
+    lines.append(
+        f"- the two-way fallback against mention order alone, controls kept on {len(c)} tiers: "
+        f"lower on {moved(c[c['two-way'] < c['order']])}, higher on "
+        f"{moved(c[c['two-way'] > c['order']])}"
+    )
     return "\n".join(lines)

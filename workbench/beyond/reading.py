@@ -280,6 +280,7 @@ _ALIAS = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def aliases(text: str) -> dict[str, int]:
     """The names a text gives something once for later use ('bart', 'northern depot'), with
     where (in the normalized text)."""

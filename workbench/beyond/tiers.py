@@ -25,8 +25,11 @@ from pathlib import Path
 import pandas as pd
 
 from workbench.beyond import studies
+from workbench.beyond.induce import induce_ruled, induce_weighted, score_pairs
 from workbench.closure.logs import heldout_logs, load
 from workbench.closure.logs.logtypes import Log
+from workbench.common import stats
+from workbench.common.encoders import get_encoder
 from workbench.common.seeds import Draw
 from workbench.dsgc.generator import worked_example
 from workbench.dsgc.scenario import Block, Scenario, load_scenarios
@@ -128,6 +131,7 @@ LAID_OUT = (
     ("F", "tier_f", "tuned on: variant 20"),
     ("G", "tier_g", "variant 21 after its first run"),
     ("H", "tier_h", "nothing changed after its one run"),
+    ("I", "tier_i", "tuned on: issue 32"),
 )
 
 
@@ -186,3 +190,150 @@ def tier_tables(tiers: dict, sources: dict, encoder: str, delta: float, **boot) 
     cols = ["tier", "regime", "graph", "n", "retention", "retention_lo", "retention_hi"]
     out = pd.concat(frames, ignore_index=True)
     return out[[*cols, *(c for c in out.columns if c not in cols)]]
+
+
+# --- tier I: the registers (issue 32) -------------------------------------------------------------
+
+REGISTERS = "tier_i"  # data/handwritten/tier_i: eleven registers, each two targets and a control
+REGISTER_GRAPHS = ("none", "true", "mentions", studies.PARAPHRASE)
+
+
+def register_runs(scenarios, encoders=("lexical", "sentence"), delta: float = 0.5) -> pd.DataFrame:
+    """Per encoder and scenario: similarity-only, DSGC (one hop) over the true edges, over the
+    mention graph and over it with its paraphrase link; each graph's pairs (direction ignored)
+    against the true ones. One row per (encoder, scenario, graph)."""
+    rows = []
+    for enc in encoders:
+        graphs = studies.induced_graphs(scenarios, enc, paraphrase=True)
+        graphs = {g: graphs[g] for g in REGISTER_GRAPHS if g in graphs}
+        runs = studies.induced_runs(scenarios, enc, graphs, [1], delta)
+        kept = runs.set_index(["scenario_id", "graph"]).full_chain_retained
+        for g in REGISTER_GRAPHS:
+            found = graphs.get(g, [((), None)] * len(scenarios))
+            for sc, (es, _) in zip(scenarios, found, strict=True):
+                s = score_pairs(es, sc.edges)
+                rows.append(
+                    (enc, sc.id, sc.template, sc.regime, len(sc.blocks), g, s.induced, s.true,
+                     s.hit, float(kept[(sc.id, g)]))
+                )  # fmt: skip
+    cols = ["encoder", "scenario", "register", "regime", "blocks", "graph", "pairs", "true_pairs"]
+    return pd.DataFrame(rows, columns=[*cols, "hit", "kept"])
+
+
+def register_table(runs: pd.DataFrame, first: pd.DataFrame, **boot) -> pd.DataFrame:
+    """Per encoder, size, register (and 'all registers', pooled), regime and graph: scenarios,
+    full-chain retention with a bootstrap interval over the scenarios, pair precision and recall
+    (pooled); beside the mention graph, its first run (`first`: the per-scenario record of the
+    tier's one run before issue 32's changes, data/calibration/tier_i_first_run.csv)."""
+    r = pd.concat([runs, runs.assign(register="all registers")], ignore_index=True)
+    keys = ["encoder", "blocks", "register", "regime", "graph"]
+    ret = stats.interval_table(r, keys, metric="kept", unit="scenario", **boot)
+    q = r.groupby(keys, sort=False)[["pairs", "true_pairs", "hit"]].sum().reset_index()
+    out = ret.merge(q, on=keys)
+    out["pair_precision"] = out.hit / out.pairs.where(out.pairs > 0)
+    out["pair_recall"] = out.hit / out.true_pairs
+    f = first.rename(columns={"similarity": "_s", "true_edges": "_t"})
+    f = pd.concat([f, f.assign(register="all registers")], ignore_index=True)
+    fk = ["encoder", "blocks", "register", "regime"]
+    fq = f.groupby(fk, sort=False).agg(
+        first_retention=("induced", "mean"), _p=("pairs", "sum"), _tp=("true_pairs", "sum"),
+        _h=("hit", "sum"),
+    ).reset_index()  # fmt: skip
+    fq["first_pair_precision"] = fq._h / fq._p.where(fq._p > 0)
+    fq["first_pair_recall"] = fq._h / fq._tp
+    fq = fq.assign(graph="mentions")[[*fk, "graph", "first_retention", "first_pair_precision",
+                                       "first_pair_recall"]]  # fmt: skip
+    out = out.merge(fq, on=keys, how="left")
+    out = out.rename(columns={"mean": "retention", "lo": "retention_lo", "hi": "retention_hi"})
+    return out
+
+
+def register_bar(table: pd.DataFrame) -> pd.DataFrame:
+    """Issue 32's bar on the registers, pooled over them, per encoder and size: pair precision
+    >= 0.6 and recall >= 0.8 (targets and controls pooled), the mention graph keeping at least 0.8
+    (20 blocks; 0.6 at 50) of the target chains the true edges keep, and no control kept less
+    often than under similarity-only."""
+    a = table[table.register == "all registers"].set_index(["encoder", "blocks", "regime", "graph"])
+    rows = []
+    for (enc, n), _ in a.groupby(level=[0, 1], sort=False):
+        m = [a.loc[(enc, n, reg, "mentions")] for reg in ("target", "control")]
+        p = sum(x.hit for x in m) / max(sum(x.pairs for x in m), 1)
+        rec = sum(x.hit for x in m) / sum(x.true_pairs for x in m)
+        true_t = a.loc[(enc, n, "target", "true")].retention
+        share = m[0].retention / true_t if true_t else float("nan")
+        sim_c = a.loc[(enc, n, "control", "none")].retention
+        need = 0.8 if n <= 20 else 0.6
+        ok = (p >= 0.6 or n > 20) and (rec >= 0.8 or n > 20) and share >= need
+        ok = ok and m[1].retention >= sim_c
+        rows.append(
+            (enc, n, p, rec, m[0].retention, true_t, share, need, m[1].retention, sim_c, ok)
+        )
+    cols = ["encoder", "blocks", "pair_precision", "pair_recall", "targets_kept", "true_edges_kept"]
+    cols += ["share_of_true", "share_needed", "controls_kept", "controls_similarity", "met"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def direction_table(scenarios) -> pd.DataFrame:
+    """Which rule decided the mention graph's edges (`mentions.RULES`, and 'paraphrase'), per
+    register, and how many of each rule's edges point as a true edge does."""
+    found = induce_ruled(scenarios, "mentions", paraphrase=get_encoder("sentence"))
+    rows = []
+    for sc, (edges, _, rules) in zip(scenarios, found, strict=True):
+        true = set(sc.edges)
+        for e, rule in zip(edges, rules, strict=True):
+            rows.append((sc.template, rule, e in true, (e[1], e[0]) in true))
+    df = pd.DataFrame(rows, columns=["register", "rule", "true_direction", "reversed"])
+    out = df.groupby(["register", "rule"], sort=True).agg(
+        edges=("rule", "size"), true_direction=("true_direction", "sum"),
+        reversed=("reversed", "sum"),
+    )  # fmt: skip
+    return out.reset_index()
+
+
+def two_way_cost(tiers: dict, encoder: str = "lexical", delta: float = 0.5) -> pd.DataFrame:
+    """What the two-way fallback (an edge's other way at TWO_WAY) does, per tier and regime:
+    retention and pair precision of the mention graph with it and with mention order alone (the
+    fallback of variants up to 21)."""
+    frames = []
+    for fallback in ("order", "two-way"):
+        for name, scs in tiers.items():
+            graphs = {
+                "true": [(sc.edges, None) for sc in scs],
+                "mentions": induce_weighted(scs, "mentions", fallback=fallback),
+            }
+            runs = studies.induced_runs(scs, encoder, graphs, [1], delta)
+            t = studies.tier_table(scs, runs, graphs)
+            t = t[t.graph == "mentions"].assign(tier=name, fallback=fallback)
+            frames.append(t[["tier", "regime", "fallback", "n", "retention", "pair_precision"]])
+    out = pd.concat(frames, ignore_index=True)
+    return out.pivot_table(
+        index=["tier", "regime"], columns="fallback", values=["retention", "pair_precision"],
+        sort=False,
+    )  # fmt: skip
+
+
+def register_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The register table for reading: per register and regime, the mention graph's pairs (first
+    run -> now; the same under both encoders) and, per encoder and size, what similarity-only,
+    the true edges, the mention graph (first run -> now) and it with its paraphrase link keep."""
+    t = table.set_index(["register", "regime", "encoder", "blocks", "graph"])
+    out = []
+    for (reg, regime), _ in table.groupby(["register", "regime"], sort=False):
+        m = t.loc[(reg, regime, "lexical", 20, "mentions")]
+        row = {
+            "register": reg,
+            "regime": regime,
+            "n": int(m.n),
+            "pairs P": f"{m.first_pair_precision:.2f} -> {m.pair_precision:.2f}",
+            "pairs R": f"{m.first_pair_recall:.2f} -> {m.pair_recall:.2f}",
+        }
+        for enc, n in (("lexical", 20), ("lexical", 50), ("sentence", 20), ("sentence", 50)):
+            g = {x: t.loc[(reg, regime, enc, n, x)] for x in REGISTER_GRAPHS}
+            row[f"{enc} {n}: sim / true"] = f"{g['none'].retention:.2f} / {g['true'].retention:.2f}"
+            row[f"{enc} {n}: induced"] = (
+                f"{g['mentions'].first_retention:.2f} -> {g['mentions'].retention:.2f} "
+                f"[{g['mentions'].retention_lo:.2f}, {g['mentions'].retention_hi:.2f}]"
+            )
+            row[f"{enc} {n}: +paraphrase"] = f"{g[studies.PARAPHRASE].retention:.2f}"
+        out.append(row)
+    return pd.DataFrame(out)

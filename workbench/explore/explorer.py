@@ -28,7 +28,7 @@ from workbench.common.notebook import record, show_figure, show_table
 from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc import viewdata
 from workbench.dsgc.generator import TEMPLATES
-from workbench.dsgc.policies import POLICIES
+from workbench.dsgc.policies import GRAPH_POLICIES, POLICIES
 from workbench.dsgc.scenario import KINDS, Scenario, ScenarioError, load_scenarios
 from workbench.dsgc.trace import (
     WORKED,
@@ -39,6 +39,7 @@ from workbench.dsgc.trace import (
     valley_pair,
     verdict_line,
 )
+from workbench.dsgc.unseen import input_warnings
 from workbench.explore import messages
 from workbench.explore.warmup import LOADING, WARMUP
 from workbench.explore.widgets import BoundSpec, LiveView, show_live, specs, vega_lib
@@ -235,6 +236,7 @@ def view(setting: Setting, upload: Upload | None = None, seq: int = 0) -> tuple[
         "stem": stem,
         "scenario_id": sc.id,
         "verdict": verdict_line(trace),
+        "warnings": input_warnings([sc], setting.encoder, setting.policy in GRAPH_POLICIES),
         "broken": not trace.full_chain_retained,
         "table": {
             "cols": table[0],
@@ -559,6 +561,8 @@ def snapshot(setting: Setting, figures_dir="../figures", results_dir=None, name=
 
     trace, p = view(setting)
     display({"text/plain": p["verdict"]}, raw=True)
+    for w in p["warnings"]:
+        display({"text/plain": f"warning: {w}"}, raw=True)
     table = ranking_table(trace)
     show_table(table.drop(columns=["text"]), digits=4)
     show_figure(

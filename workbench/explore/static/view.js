@@ -429,7 +429,8 @@ async function renderExplorer({ model, el, host }) {
     } else tb.innerHTML = tableHTML(p.table);
     $(".wbx-tdetails summary").textContent = `ranking table (${p.table.rows.length} blocks)`;
     const v = $(".wbx-verdict");
-    v.innerHTML = `<b class="wb-verdict-text">${esc(p.verdict)}</b>`;
+    v.innerHTML = `<b class="wb-verdict-text">${esc(p.verdict)}</b>` +
+      (p.warnings || []).map((w) => `<div class="wb-warn" role="note">warning: ${esc(w)}</div>`).join("");
     v.classList.toggle("wbx-broken", !!p.broken);
     if (p.seq >= sent) setControls(p); // controls follow the kernel unless the user moved on
     else setControls({ ...p, state: { ...p.state, ...currentInputs() } });
