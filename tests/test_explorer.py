@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -102,6 +103,21 @@ def test_upload_errors_are_the_cli_errors(tmp_path, capsys, monkeypatch):
         assert str(e.value) in capsys.readouterr().err
     with pytest.raises(ScenarioError, match="empty.jsonl: the file holds no records"):
         ex.read_upload("empty.jsonl", "\n")
+
+
+def test_the_explorer_warns_for_what_the_lexical_encoder_and_dsgc_cannot_see(tmp_path):
+    """Issue 32: the same warnings as `workbench evaluate` (one rule, dsgc.unseen), under the
+    verdict: a query in a script the lexical encoder reads nothing of, DSGC without edges."""
+    sc = generate("role", 3)
+    blind = replace(sc.with_edges(()), query="Кто может удалить копию?")
+    path = tmp_path / "ru.jsonl"
+    save_scenarios([blind], path)
+    up = ex.Upload("ru.jsonl", tuple(ex.read_upload("ru.jsonl", path.read_text())))
+    warn = ex.payload(Setting(policy="dsgc"), up)["warnings"]
+    assert any("reads no word of the query" in w for w in warn)
+    assert any("run `workbench induce` first" in w for w in warn)
+    assert ex.payload(Setting(policy="dsgc"))["warnings"] == []  # a generated seed: nothing to say
+    assert not any("induce" in w for w in ex.payload(Setting(policy="similarity"), up)["warnings"])
 
 
 def message(view, **content):

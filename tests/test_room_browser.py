@@ -10,6 +10,7 @@ close, and nothing is written in the checkout."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.request
 
@@ -245,3 +246,33 @@ def test_markup_in_an_uploaded_scenario_stays_text(tmp_path):
     assert found["texts"] >= 4  # the markup is shown, as text (its kind and its text columns)
     assert found["title"] != "1" and after - before < 50
     assert rec.errors == [] and rec.offsite() == [], (rec.errors, rec.offsite())
+
+
+def test_the_page_warns_for_a_query_the_lexical_encoder_cannot_read(tmp_path):
+    """Issue 32, in Chromium: an uploaded scenario with a Russian query and no edges shows both
+    warnings under the verdict (the rule of `workbench evaluate`, dsgc.unseen), as text."""
+    from playwright.sync_api import sync_playwright
+
+    from workbench.dsgc.trace import scenario_for
+
+    obj = scenario_for("role", 2, 20).to_dict()
+    obj.update(id="ru", query="Кто может удалить зашифрованную копию?", edges=[])
+    upload = tmp_path / "ru.jsonl"
+    upload.write_text(json.dumps(obj, ensure_ascii=False) + "\n", encoding="utf-8")
+    with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
+        with sync_playwright() as p:
+            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
+            rec = browserkit.Recorder(ctx)
+            page = ctx.new_page()
+            page.goto(served.link("explorer"), timeout=TIMEOUT_MS)
+            page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
+            assert page.locator(".wb-warn").count() == 0
+            page.set_input_files(".wb-control-upload input", str(upload))
+            page.wait_for_selector(".wb-warn", timeout=TIMEOUT_MS)
+            warns = page.locator(".wb-warn").all_text_contents()
+            if os.environ.get("WB_SHOT"):
+                page.screenshot(path=os.environ["WB_SHOT"])
+            assert any("reads no word of the query" in w for w in warns), warns
+            assert any("run `workbench induce` first" in w for w in warns), warns
+            assert rec.errors == [] and rec.offsite() == [], (rec.errors, rec.offsite())
+            ctx.close()

@@ -10,13 +10,18 @@ is not is no evidence: a phrase labelling a different identifier in each block, 
 different full names. The calibration record (data/calibration/inducer.md) gives every rule's
 reason and what it did on every tier.
 
-Direction (mention order first, the query second): an edge points from the dependent to the
-block it needs. A block introduces what it names late and builds on what it names first ("Alice
-joined bundle K-0421"; "Bundle K-0421 maps to clearance N7"): of two blocks sharing a mention,
-the one that names it later in its text introduced it and is the prerequisite. When the mention
-sits at about the same place in both (within ORDER_TIE of the text), the text gives no order:
-the two are facts the answer combines, and each supports the other (an edge each way). Every
-edge carries its confidence in (0, 1]; DSGC may weight its support by it.
+Direction (issue 32): an edge points from the dependent to the block it needs. A block that
+defines what the pair shares (`reading.defined`: a definition's head, a table row's key, a
+numbered clause, a reference entry, an alias it gives, a tool result's id field) is the
+prerequisite ('role'). Otherwise mention order: a block introduces what it names late and builds
+on what it names first ("Alice joined bundle K-0421"; "Bundle K-0421 maps to clearance N7"), so of
+two blocks sharing a mention the one naming it later is the prerequisite ('order'); since order
+alone was wrong on most prose pairs of tier I, the other way is kept too, at TWO_WAY of the
+confidence ('two-way'). When the mention sits at about the same place in both (within ORDER_TIE
+of the text), the two are facts the answer combines: an edge each way. Text is read in any
+script (`reading.normalize`); a scenario's aliases and short hashes are resolved across its
+blocks (`scenario_positions`). Every edge carries its confidence in (0, 1]; DSGC may weight its
+support by it.
 """
 
 from __future__ import annotations
