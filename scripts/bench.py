@@ -461,6 +461,33 @@ def bench_induce() -> None:
             f"({per:.1f} us a block, {len(edges)} edges{growth})",
         )
         last = (n, dt)
+    # prose written to load the scenario-level readers (issue 32): every block gives an alias,
+    # heads a numbered clause, cites another's clause by number and names a short or full hash
+    last = None
+    for n in (1_000, 10_000, 100_000):
+        texts = [
+            f"{k // 10 + 1}.{k % 10 + 1} Vendor Person{k} (known as Nick{k}) signed commit "
+            f"{k:07x}{'abcdef0123'[k % 10]}9e4d; see {(k + 7) // 10 + 1}.{(k + 7) % 10 + 1} and "
+            f"Nick{(k * 31) % n}, per {k * 17 % n:07x}."
+            for k in range(n)
+        ]
+        blocks = tuple(Block(f"b{i}", t, "filler") for i, t in enumerate(texts))
+        sc = Scenario(
+            f"prose/{n}", "Who signed for Nick3?", blocks, (), ("b0",), "", "", 0, None, {}
+        )
+        t0 = time.perf_counter()
+        ((edges, _),) = induce_weighted([sc], "mentions")
+        dt = time.perf_counter() - t0
+        growth = (
+            f", {dt / last[1] * last[0] / n:.2f}x the per-block cost at {last[0]:,}" if last else ""
+        )
+        report(
+            f"mention induction, aliases, clauses and hashes, {n:,} blocks",
+            dt,
+            None,
+            f"({dt / n * 1e6:.1f} us a block, {len(edges)} edges{growth})",
+        )
+        last = (n, dt)
 
 
 def main() -> int:

@@ -215,15 +215,15 @@ def paraphrase_link(
     if len(emb) < 2:
         return None
     qs = emb @ q
-    sim = emb @ emb.T
     best = None
     for i in np.argsort(-qs, kind="stable")[:PARA_SOURCES].tolist():
-        r = sim[i] - qs
+        sim = emb @ emb[i]  # one row a source: no all-pairs matrix
+        r = sim - qs
         r[i] = -np.inf
-        r[[j for j in range(len(emb)) if (min(i, j), max(i, j)) in joined]] = -np.inf
+        r[[b if a == i else a for a, b in joined if i in (a, b)]] = -np.inf
         j = int(np.argmax(r))
-        if sim[i, j] >= PARA_MIN and (best is None or sim[i, j] > best[2]):
-            best = (i, j, float(sim[i, j]))
+        if sim[j] >= PARA_MIN and (best is None or sim[j] > best[2]):
+            best = (i, j, float(sim[j]))
     if best is None:
         return None
     return best[0], best[1], round(min(PARA_WEIGHT * best[2], PARA_WEIGHT), 6)
@@ -242,24 +242,11 @@ def induce(scenarios: Sequence[Scenario], *args, **kw) -> list[tuple[tuple[str, 
 
 
 def induce_weighted(
-    scenarios: Sequence[Scenario],
-    method: str = RECOMMENDED,
-    encoder=None,
-    patterns: Patterns = BENCHMARK_PATTERNS,
-    k: int = KNN_K,
-    threshold: float | None = None,
-    direction: str = "query",
-    paraphrase=None,
-    fallback: str = FALLBACK,
+    scenarios: Sequence[Scenario], *args, **kw
 ) -> list[tuple[tuple[tuple[str, str], ...], tuple[float, ...] | None]]:
-    """(edges, confidence per edge or None) per scenario. `encoder` is needed by the knn
-    methods (its threshold defaults to the encoder's `KNN_THRESHOLDS` entry); `paraphrase` (a
-    sentence encoder) adds the mentions method's gated paraphrase link (`paraphrase_link`);
-    `fallback`: the mentions method's direction where no role decides (`mentions.FALLBACK`)."""
-    found = induce_ruled(
-        scenarios, method, encoder, patterns, k, threshold, direction, paraphrase, fallback
-    )
-    return [(e, c) for e, c, _ in found]
+    """(edges, confidence per edge or None) per scenario: `induce_ruled` (its arguments) without
+    the rules."""
+    return [(e, c) for e, c, _ in induce_ruled(scenarios, *args, **kw)]
 
 
 def induce_ruled(
@@ -273,8 +260,11 @@ def induce_ruled(
     paraphrase=None,
     fallback: str = FALLBACK,
 ):
-    """As `induce_weighted`, with the rule that decided each edge's direction (the mentions
-    method: a `mentions.RULES` name or 'paraphrase'; None for the other methods)."""
+    """(edges, confidence per edge or None, the rule that decided each edge's direction or None)
+    per scenario. `encoder` is needed by the knn methods (its threshold defaults to the encoder's
+    `KNN_THRESHOLDS` entry); the mentions method gives each edge a `mentions.RULES` name or
+    'paraphrase': `paraphrase` (a sentence encoder) adds its gated link (`paraphrase_link`), and
+    `fallback` is its direction where no role decides (`mentions.FALLBACK`)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "mentions":

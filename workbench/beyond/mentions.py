@@ -26,6 +26,8 @@ support by it.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections import deque
@@ -124,14 +126,15 @@ def _weights(
 
 def _scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]], frozenset[str]]:
     """Each block's mentions and the query's (`scenario_positions`, without the places)."""
-    ms, qm, _ = scenario_positions(tuple(texts), query)
+    ms, qm, _, _ = scenario_positions(tuple(texts), query)
     return ms, qm
 
 
+_BARE_CLAUSE = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d]|\.\d)")
 _HEX = re.compile(r"code:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,40}$")  # a commit hash, short or full
 
 
-@lru_cache(maxsize=1 << 10)
+@lru_cache(maxsize=8)  # link_pairs and mention_links read one scenario in turn
 def scenario_positions(texts: tuple[str, ...], query: str):
     """(each block's mentions, the query's, each block's mention -> place in its text), without
     'names' that are common words of the scenario (a capitalized word that also appears in
@@ -161,30 +164,33 @@ def scenario_positions(texts: tuple[str, ...], query: str):
         )
 
     pos = [dict(positions(t)) for t in texts]
+    defs = tuple(defined(t) for t in texts)  # each right after its positions: one reading a text
     given = {a for t in texts for a in aliases(t)}
-    for a in sorted(given):  # an alias, where another block says it alone
-        said = re.compile(r"(?<![^\W\d_])" + re.escape(a) + r"(?![^\W\d_])")
-        for i, t in enumerate(texts):
-            if f"alias:{a}" not in pos[i] and (m := said.search(t.casefold())):
-                pos[i][f"alias:{a}"] = m.start() / max(len(t), 1)
-    heads = {m for p in pos for m in p if m.startswith("code:sec ") and "." in m}
-    for m in sorted(heads):  # a numbered clause another block cites by its number alone
-        said = re.compile(r"(?<![\d.])" + re.escape(m[9:]) + r"(?![\d]|\.\d)")
-        for i, t in enumerate(texts):
-            if m not in pos[i] and (found := said.search(t)):
-                pos[i][m] = found.start() / max(len(t), 1)
-    hexes = {m for p in pos for m in p if _HEX.match(m)}
-    for p in pos:
+    heads = {m[9:] for p in pos for m in p if m.startswith("code:sec ") and "." in m}
+    # one pass over each text (no pass per alias or clause: induction stays linear in the store)
+    for i, t in enumerate(texts):
+        n = max(len(t), 1)
+        if given:  # an alias, where another block says it alone (one or two words)
+            words = list(_WORD.finditer(t.casefold()))
+            for k, w in enumerate(words):
+                for said in (w.group(0), " ".join(x.group(0) for x in words[k : k + 2])):
+                    if said in given and f"alias:{said}" not in pos[i]:
+                        pos[i][f"alias:{said}"] = w.start() / n
+        if heads:  # a numbered clause another block cites by its number alone ('overriding 15.1')
+            for m in _BARE_CLAUSE.finditer(t):
+                if m.group(0) in heads and f"code:sec {m.group(0)}" not in pos[i]:
+                    pos[i][f"code:sec {m.group(0)}"] = m.start() / n
+    hexes = sorted({m for p in pos for m in p if _HEX.match(m)})
+    for p in pos:  # a short hash as the one longer hash it begins (sorted: its range is adjacent)
         for m in [m for m in p if _HEX.match(m)]:
-            longer = [h for h in hexes if h != m and h.startswith(m) and h not in p]
-            if len(longer) == 1:
+            k = bisect.bisect_right(hexes, m)
+            longer = list(itertools.takewhile(lambda h, m=m: h.startswith(m), hexes[k : k + 2]))
+            if len(longer) == 1 and longer[0] not in p:
                 p[longer[0]] = p.pop(m)
     ms = [keep(frozenset(p)) for p in pos]
-    return (
-        ms,
-        keep(mentions(query)) | frozenset(f"alias:{a}" for a in given if a in query.casefold()),
-        pos,
-    )
+    qwords = [w.group(0) for w in _WORD.finditer(query.casefold())]
+    said = set(qwords) | {" ".join(qwords[k : k + 2]) for k in range(len(qwords))}
+    return ms, keep(mentions(query)) | frozenset(f"alias:{a}" for a in given & said), pos, defs
 
 
 def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tuple[str, ...]]]:
@@ -194,8 +200,8 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     and only pairs in a part of the mention graph that reaches the query (links among blocks
     that nothing connects to the query cannot be the query's chain) or that share an opaque id
     (`_OPAQUE`: a reference, whatever the query names) or a citation (`cite:`)."""
+    ms, qm, _, defs = scenario_positions(tuple(texts), query)  # one reading, shared
     texts, query = [normalize(t) for t in texts], normalize(query)
-    ms, qm = _scenario_mentions(texts, query)
     w = _weights(ms, qm, _query_words(query))
     holders: dict[str, list[int]] = {}
     for i, m in enumerate(ms):
@@ -217,7 +223,7 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             for x in _distinct(xs, qm)
             if not _labels_differ(x, texts[a], texts[b]) and not _names_differ(x, ms[a], ms[b])
         ]
-        role = bool(defined(texts[a]) & set(xs)) != bool(defined(texts[b]) & set(xs))
+        role = bool(defs[a] & set(xs)) != bool(defs[b] & set(xs))
         if xs and all(_anchor(x, qm, qwords) for x in xs) and not about.both(a, b, xs):
             if not role:  # (unless one block defines the subject the other uses: issue 32)
                 continue  # both about the query's subject, one about nothing else the query asks
@@ -392,10 +398,10 @@ def mention_links(texts: list[str], query: str, fallback: str = FALLBACK) -> lis
     it later in its text, and (`fallback` 'two-way') the other way at TWO_WAY of the confidence
     ('order' / 'two-way'); without an order, an edge each way."""
     pairs = link_pairs(texts, query)
-    _, _, pos = scenario_positions(tuple(texts), query)
+    _, _, pos, defs = scenario_positions(tuple(texts), query)
     out = []
     for a, b, c, xs in pairs:
-        da, db = defined(texts[a]) & set(xs), defined(texts[b]) & set(xs)
+        da, db = defs[a] & set(xs), defs[b] & set(xs)
         if bool(da) != bool(db):  # one defines what the other uses: it is the prerequisite
             dep, pre = (b, a) if da else (a, b)
             out.append(Link(dep, pre, round(c, 6), xs, "role"))

@@ -252,7 +252,7 @@ def _digits(s: str) -> str:
 
 _CITE_NUM = re.compile(r"\[(\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")  # '[7]', '[3, 12]', '[4-6]'
 _SURNAME = rf"[{_UP}][{_LO}'’-]+"
-# 'Haddad et al. (2023)', 'Haddad and Lutz (2019)', 'Sato (2021)', '(Brandt, 2018)', 'Brandt 2018a'
+# 'Haddad et al. (2023)', 'Haddad and Lutz (2019)', 'Sato (2021)', '(Brandt, 2018)', 'Brandt, 2018a'
 _CITE_AY = re.compile(
     rf"(?<![^\W\d_])({_SURNAME})(?:\s+et\s+al\.?|\s+(?:and|&|und|y)\s+{_SURNAME})?"
     rf"(?:,\s*|\s+\()((?:19|20)\d\d)[a-z]?\b(?![.,]\d)"
