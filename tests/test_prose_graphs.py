@@ -272,3 +272,13 @@ def test_evaluate_warns_for_an_unreadable_query_and_for_dsgc_without_edges(tmp_p
                  "--out", str(tmp_path / "r2.jsonl")]) == 0  # fmt: skip
     assert "warning" not in capsys.readouterr().err
     assert input_warnings([sc], "lexical", True) == []
+
+
+def test_a_full_name_first_in_its_sentence_names_someone_said_alone_later():
+    """Variant 29: variant 20 dropped every sentence-first capital as no name; a full name is one."""
+    texts = [
+        "Ottoline Marsh keeps the harbour ledger for the guild.",
+        "Ottoline signed off the grain shipment yesterday.",
+    ]
+    got = links(texts, "Who signed off the grain shipment?")
+    assert {frozenset(p) for p in got} >= {frozenset((0, 1))}

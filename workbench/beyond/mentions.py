@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from workbench.beyond.reading import (
+    _CAPSTOP,
+    _FULLNAME,
     _INNER,
     _LOWER_RUN,
     _STOP,
@@ -148,7 +150,10 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     # names said somewhere inside a sentence; a capitalized word only ever first in its
     # sentence ('Works listed under ...', 'Operators in band K ...') is no name (variant 20)
     inner = set()
-    for t in (*texts, query):
+    for t in (*texts, query):  # a full name first in its sentence names someone too (variant 29)
+        for m in _FULLNAME.finditer(t):
+            if not any(w in _CAPSTOP for w in re.split(r"[ -]", m.group(0))):
+                inner.update(re.split(r"[ -]", m.group(0).casefold()))
         for m in _INNER.finditer(t):
             words = re.split(r"[ -]", m.group(0).casefold())
             inner.update(words)
