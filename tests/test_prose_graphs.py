@@ -282,3 +282,16 @@ def test_a_full_name_first_in_its_sentence_names_someone_said_alone_later():
     ]
     got = links(texts, "Who signed off the grain shipment?")
     assert {frozenset(p) for p in got} >= {frozenset((0, 1))}
+
+
+def test_japanese_is_read_as_runs_of_one_script():
+    """Variant 30: no spaces, so a clause was one word and gave no mention."""
+    ms = mentions("会計はサトウ・ユキ（通称ユッキー）が担当、帳簿の棚は三階にある。")
+    assert {"name:サトウ・ユキ", "name:ユキ", "alias:ユッキー", "term:帳簿 棚"} <= ms
+    assert "num:4410" in mentions("伝票4410は昨日処理した。")  # a number against kanji
+    got = links(
+        ["経理部の金庫：暗証番号は毎週変わる。", "ユッキーが昨日、金庫の暗証番号を更新した。",
+         "サトウ・ユキ（通称ユッキー）は経理部の主任だ。"],
+        "金庫の暗証番号を最後に変えたのはだれですか？",
+    )  # fmt: skip
+    assert got[(1, 2)][0] == "role"  # the nickname's user depends on the block that gives it

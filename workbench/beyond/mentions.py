@@ -43,6 +43,7 @@ from workbench.beyond.reading import (
     _WORD,
     _canon,
     aliases,
+    cjk_words,
     defined,
     mentions,
     normalize,
@@ -181,6 +182,9 @@ def scenario_positions(texts: tuple[str, ...], query: str):
                 for said in (w.group(0), " ".join(x.group(0) for x in words[k : k + 2])):
                     if said in given and f"alias:{said}" not in pos[i]:
                         pos[i][f"alias:{said}"] = w.start() / n
+            for w in cjk_words(t):  # Japanese: a run of one script is a word
+                if w.group(0) in given and f"alias:{w.group(0)}" not in pos[i]:
+                    pos[i][f"alias:{w.group(0)}"] = w.start() / n
         if heads:  # a numbered clause another block cites by its number alone ('overriding 15.1')
             for m in _BARE_CLAUSE.finditer(t):
                 if m.group(0) in heads and f"code:sec {m.group(0)}" not in pos[i]:
@@ -303,7 +307,9 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _stems(text: str) -> frozenset[str]:
     """A text's content words, stemmed."""
-    return frozenset(_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOP)
+    t = text.casefold()
+    words = {_stem(w) for w in _WORD.findall(t) if w not in _STOP}
+    return frozenset(words | {w.group(0) for w in cjk_words(t)})  # Japanese: its runs
 
 
 class _About:

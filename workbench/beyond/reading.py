@@ -25,12 +25,20 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
 _INVISIBLE.update({ord(c): "-" for c in "\u2010\u2011\u2012\u2212"})
 
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and kanji
+_HAS_CJK = re.compile(f"[{_CJK}]")
+# a Latin code or a number written against Japanese text ('注文8812は') stands apart from it
+_CJK_EDGE = re.compile(f"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK}])")
+
+
 @lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """The text as it is read: NFKC (full-width letters, ligatures and compatibility spaces to
-    their plain forms), invisible characters dropped, hyphen variants as '-'. Letters keep their
-    diacritics and script."""
-    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    their plain forms), invisible characters dropped, hyphen variants as '-', a space between
+    Japanese text and a Latin code or number written against it. Letters keep their diacritics
+    and script."""
+    t = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    return _CJK_EDGE.sub(" ", t) if _HAS_CJK.search(t) else t
 
 
 def _letters(category: str) -> str:
@@ -280,6 +288,26 @@ _ALIAS = re.compile(
 )
 
 
+# Japanese writes no spaces: its words are the runs of one script (kanji, katakana) between kana
+# particles; a katakana run is a name or a loanword, 'の' joins a phrase ('倉庫の鍵'); a name given
+# once: '通称ケン', '愛称は「ミドリ」'. (Chinese, all hanzi, is one run a clause: left unread.)
+_KANA_NAME = "\u30a1-\u30fa\u30fc\u30fb"  # katakana, the long-vowel mark and the middle dot
+_CJK_WORD = re.compile(rf"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[{_KANA_NAME}]{{2,}}")
+_CJK_ALIAS = re.compile(
+    rf"(?:通称|愛称|あだ名)(?:は|が)?[「『]?([{_KANA_NAME}]{{2,}}|[\u4e00-\u9fff]{{2,}})"
+)
+
+
+_CJK_LETTER = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\u30a1-\u30fa] )([A-Z])\b(?![.'’/_-]\w)")
+_KATAKANA = frozenset(chr(c) for c in range(0x30A1, 0x30FB))
+
+
+def cjk_words(t: str) -> list[re.Match]:
+    """The kanji and katakana runs of a text (`_CJK_WORD`; a lone kanji is a run too), in
+    order."""
+    return list(_CJK_WORD.finditer(t))
+
+
 @lru_cache(maxsize=1 << 16)
 def aliases(text: str) -> dict[str, int]:
     """The names a text gives something once for later use ('bart', 'northern depot'), with
@@ -290,6 +318,8 @@ def aliases(text: str) -> dict[str, int]:
         words = [w for w in m.group(1).split() if w.casefold() not in _STOP]
         if words and len(" ".join(words)) >= 3:
             out.setdefault(" ".join(words).casefold(), m.start(1))
+    for m in _CJK_ALIAS.finditer(t):
+        out.setdefault(m.group(1).strip("・"), m.start(1))
     return out
 
 
@@ -297,7 +327,8 @@ def aliases(text: str) -> dict[str, int]:
 # the first 60 characters), each table row's first cell after a header row, its numbered heading,
 # its reference entry (`_ENTRY`) and the aliases it gives (`aliases`)
 _HEAD = re.compile(
-    r"^\s*[\"“„«'‘]?([^\n]{1,60}?)[\"”“»'’]?\s*(?::\s|\s=\s|\s*\|\s*|\t|\s+(?:means|bezeichnet|significa|refers to)\b)"
+    r"^\s*[\"“„«'‘]?([^\n]{1,60}?)[\"”“»'’]?\s*(?::\s|:(?=[\u3040-\u9fff])|\s=\s|\s*\|\s*|\t"
+    r"|\s+(?:means|bezeichnet|significa|refers to)\b)"
 )
 _ID_KEY = re.compile(r'"(?:id|[a-z]+_id|handle)"\s*:\s*"([^"]+)"')
 
@@ -487,5 +518,16 @@ def positions(text: str) -> dict[str, float]:
         if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
             if x not in _WHEN and y not in _WHEN:
                 add(f"term:{x} {y}", a.start())
+    for m in _CJK_LETTER.finditer(t):  # a letter that names a thing after Japanese ('料金表C')
+        add(f"code:{m.group(1).lower()}", m.start(1))
+    runs = cjk_words(t)
+    for k, r in enumerate(runs):  # Japanese: katakana runs name, runs joined by 'の' are a phrase
+        if r.group(0)[0] in _KATAKANA:
+            for part in {r.group(0), *r.group(0).split("・")}:
+                if len(part.strip("ー")) >= 2:
+                    add(f"name:{part}", r.start())
+        nxt = runs[k + 1].group(0) if k + 1 < len(runs) else ""
+        if nxt and t[r.end() : runs[k + 1].start()] in ("", "の") and len(r.group(0) + nxt) >= 3:
+            add(f"term:{r.group(0)} {nxt}", r.start())  # ('倉庫の鍵'; not two lone kanji)
     n = max(len(t), 1)
     return {m: at / n for m, at in found.items()}
