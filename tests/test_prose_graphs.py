@@ -123,6 +123,7 @@ def test_an_alias_given_once_links_the_block_that_uses_it_to_the_one_that_gave_i
         "Lisle opened the powder store at dawn.",
     ]
     assert "lisle" in aliases(texts[0])
+    assert list(aliases("Her crew have called her Red since the fire.")) == ["red"]  # one name
     got = links(texts, "Who opened the powder store?")
     assert got[(1, 0)][0] == "role"  # the block using the nickname depends on the one giving it
     assert "alias:northern yard" in mentions("the Leith site (known as the northern yard) is full")

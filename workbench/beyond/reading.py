@@ -279,12 +279,11 @@ _HEADING = re.compile(
 )
 # a name given once for what the sentence names ('... (known to everyone as the northern depot)',
 # 'the party calls him Bart', 'her crew have called her Red', 'X, i.e. Y', 'genannt', 'alias')
-_ALIAS = re.compile(
-    r"(?:\bknown(?:\s+to\s+\w+(?:\s+\w+)?)?\s+as|\balso\s+called|\bnicknamed|\ba\.?k\.?a\.?"
+_ALIAS = re.compile(  # the phrase in any case; the name: capitalized words, or lowercase ones
+    r"(?i:\bknown(?:\s+to\s+\w+(?:\s+\w+)?)?\s+as|\balso\s+called|\bnicknamed|\ba\.?k\.?a\.?"
     r"|\balias|\bi\.\s?e\.,?|\bcall(?:s|ed)?\s+(?:him|her|them|it)|\bgenannt|\bconocid[oa]s?\s+como"
-    r"|\bllamad[oa]s?)\s+(?:the\s+|el\s+|la\s+|der\s+|die\s+|das\s+)?[\"“„«'‘]?"
-    rf"([{_UP}][^\W\d_]+(?:\s+[{_UP}][^\W\d_]+)?|[{_LO}]+(?:\s+[{_LO}]+)?)",
-    re.I,
+    r"|\bllamad[oa]s?)\s+(?i:the\s+|el\s+|la\s+|der\s+|die\s+|das\s+)?[\"“„«'‘]?"
+    rf"([{_UP}][{_LO}]+(?:\s+[{_UP}][{_LO}]+)?|[{_LO}]+(?:\s+[{_LO}]+)?)(?![^\W\d_])"
 )
 
 
