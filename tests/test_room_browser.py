@@ -192,6 +192,16 @@ def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(
             ctx.close()
 
 
+def _explorer_page(p, served):
+    """(context, recorder, page) of the room's explorer in a fresh Chromium, its first view drawn."""
+    ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
+    rec = browserkit.Recorder(ctx)
+    page = ctx.new_page()
+    page.goto(served.link("explorer"), timeout=TIMEOUT_MS)
+    page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
+    return ctx, rec, page
+
+
 MARKUP = '"><img src=x onerror="document.title=1"><b onmouseover="x()">k</b><div style="position:fixed;inset:0;background:red" class="'
 
 
@@ -213,11 +223,7 @@ def test_markup_in_an_uploaded_scenario_stays_text(tmp_path):
     upload.write_text(json.dumps(obj) + "\n")
     with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
         with sync_playwright() as p:
-            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
-            rec = browserkit.Recorder(ctx)
-            page = ctx.new_page()
-            page.goto(served.link("explorer"), timeout=TIMEOUT_MS)
-            page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
+            ctx, rec, page = _explorer_page(p, served)
             before = page.evaluate("() => document.querySelectorAll('*').length")
             page.set_input_files(".wb-control-upload input", str(upload))
             page.wait_for_function(
@@ -261,11 +267,7 @@ def test_the_page_warns_for_a_query_the_lexical_encoder_cannot_read(tmp_path):
     upload.write_text(json.dumps(obj, ensure_ascii=False) + "\n", encoding="utf-8")
     with browserkit.serve(log=tmp_path / "room.log", token=TOKEN) as served:
         with sync_playwright() as p:
-            ctx = browserkit.chromium(p, chromium_path(), viewport=(1280, 720))
-            rec = browserkit.Recorder(ctx)
-            page = ctx.new_page()
-            page.goto(served.link("explorer"), timeout=TIMEOUT_MS)
-            page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
+            ctx, rec, page = _explorer_page(p, served)
             assert page.locator(".wb-warn").count() == 0
             page.set_input_files(".wb-control-upload input", str(upload))
             page.wait_for_selector(".wb-warn", timeout=TIMEOUT_MS)
