@@ -23,7 +23,6 @@ from workbench.beyond.induce import (
     METHODS,
     RECOMMENDED,
     induce_ruled,
-    induce_weighted,
     knn_threshold,
     score_edges,
     score_pairs,
@@ -117,7 +116,7 @@ def cmd_induce(args) -> int:
             "threshold": th,
             "direction": args.direction,
         }
-        found = induce_weighted(
+        found = induce_ruled(
             scenarios, args.method, get_encoder(args.encoder), k=args.k, threshold=th,
             direction=args.direction,
         )  # fmt: skip
@@ -128,18 +127,18 @@ def cmd_induce(args) -> int:
             tombstone=BENCHMARK_PATTERNS.tombstone,
         )
         params = {"handle": patterns.handle, "definition": patterns.definition}
-        found = induce_weighted(scenarios, "handles", patterns=patterns)
+        found = induce_ruled(scenarios, "handles", patterns=patterns)
     else:
         if args.paraphrase:
             params = {"paraphrase": "sentence"}
         enc = get_encoder("sentence") if args.paraphrase else None
         found = induce_ruled(scenarios, args.method, paraphrase=enc)
     out = [
-        with_induced(sc, f[0], args.method, f[1], rules=f[2] if len(f) > 2 else None, **params)
-        for sc, f in zip(scenarios, found, strict=True)
+        with_induced(sc, es, args.method, conf, rules=rules, **params)
+        for sc, (es, conf, rules) in zip(scenarios, found, strict=True)
     ]
     save_scenarios(out, args.out)
-    edges = [f[0] for f in found]
+    edges = [es for es, _, _ in found]
     total = sum(len(es) for es in edges)
     print(f"wrote {len(out)} scenarios with {total} induced edges ({args.method}) to {args.out}")
     scored = [

@@ -86,7 +86,8 @@ RULES = {
     "role": "one block defines what they share (a definition, a table row, a reference entry, a "
     "numbered clause, an alias it gives) and the other uses it",
     "order": "the block naming what they share later in its text introduced it",
-    "two-way": "the text gives no order: an edge each way, at TWO_WAY times the confidence",
+    "two-way": "mention order cannot decide: an ordered pair's other way at TWO_WAY of its "
+    "confidence, or, a mention at the same place in both, an edge each way at full confidence",
 }
 FALLBACK = "two-way"  # where no role decides: 'order' (variants up to 21) or 'two-way'
 TWO_WAY = 0.75
