@@ -359,8 +359,11 @@ def test_a_responses_continuation_carries_the_stored_calls_answers():
         assert 0 in t.kept and t.report.closed
     dropped = logs.check(log, [1, 2, 3])  # the stored response's call left unanswered
     assert dropped.orphan_calls == ((0, "c1", "(a call of the stored response)"),)
-    with pytest.raises(logs.LogError, match="no message in the log calls"):
-        logs.read({k: v for k, v in body.items() if k != "previous_response_id"})
+    # without the stored response, the output answers a call the log does not hold: an orphan
+    alone = logs.read({k: v for k, v in body.items() if k != "previous_response_id"})
+    assert alone.carried == () and logs.check(alone).orphan_results == ((0, "c1"),)
+    for budget in (20, 1000):  # a trim drops it (a provider rejects it), whatever the budget
+        assert 0 not in trim.trim_log(alone, budget).kept
 
 
 def test_a_log_and_its_handles_hold_no_cycle():
@@ -712,3 +715,91 @@ def test_the_langchain_counter_prices_a_message_as_langchain_counts_it():
     assert compare.langchain_counter(note) == count_tokens_approximately([SystemMessage(note.text)])
     with pytest.raises(TypeError):
         compare.langchain_counter(Message(0, "user", "hi", (), (), None))
+
+
+# --- issue 33's readers: orphans, roles, refusals by name, server tools, reasoning, a person ---
+
+
+HELD = Path(__file__).resolve().parents[1] / "data/logs/heldout"
+
+
+def test_a_front_cut_is_an_orphan_not_an_invalid_log():
+    log = logs.load(HELD / "oa_front_cut.json")
+    rep = logs.check(log)
+    assert [c for _, c in rep.orphan_results] == ["call_parcel_7", "call_parcel_8"]
+    assert "orphaned results" not in rep.lines()[0] and "results=2" in rep.lines()[0]
+    for budget in (30, 60, 10**6):  # never kept: a provider rejects a result with no call
+        t = trim.trim_log(log, budget)
+        assert not {1, 2} & set(t.kept) and t.report.closed
+
+
+def test_the_person_writing_into_a_tool_result_turn_is_kept_at_every_budget():
+    body = json.loads((HELD / "an_human_in_tool_turn.json").read_text())
+    older = [{"role": "user", "content": f"Earlier question {k} about the weekend rota."} if k % 2 == 0
+             else {"role": "assistant", "content": f"Earlier answer {k}: Sam covers Saturday."}
+             for k in range(8)]  # fmt: skip
+    body["messages"] = older + body["messages"]
+    log = logs.read(body)
+    n = len(log.messages)
+    assert log.messages[n - 1].role == "user" and log.messages[n - 1].answers == ["toolu_01Bolts"]
+    need = sum(logs.approx_tokens(m) for m in log.messages[n - 3 :])
+    for strategy in trim.STRATEGIES:
+        for budget in range(need, need + 40, 7):
+            t = trim.trim_log(log, budget, strategy=strategy)
+            assert {n - 3, n - 2, n - 1} <= set(t.kept), (strategy, budget)
+            assert t.report.closed and t.fits
+
+
+def test_anthropic_server_tools_pair_in_their_turn_and_define_handles():
+    ok = logs.load(HELD / "an_mcp_defines.json")
+    assert ok.messages[1].calls[0][0] == "mcptoolu_01Lift" and logs.check(ok).closed
+    bad = logs.load(HELD / "an_mcp_unanswered.json")
+    assert logs.check(bad).orphan_calls == ((1, "mcptoolu_01Stair", "create_ticket"),)
+    assert logs.detect(json.loads((HELD / "an_server_only.json").read_text())) == "anthropic"
+    with pytest.raises(logs.LogError, match="belongs in the assistant turn"):
+        logs.read([{"role": "user", "content": [
+            {"type": "mcp_tool_result", "tool_use_id": "x", "content": "hi"}]}], "anthropic")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("bedrock_converse", "Bedrock Converse"),
+        ("gemini_contents", "Gemini"),
+        ("langgraph_checkpoint", "LangGraph checkpoint"),
+    ],  # fmt: skip
+)
+def test_unread_shapes_are_refused_by_name_whatever_format_is_asked(name, said):
+    obj = json.loads((HELD / f"{name}.json").read_text())
+    for fmt in (None, "anthropic", "openai"):
+        with pytest.raises(logs.LogError, match=f"{said}.* is not read"):
+            logs.read(obj, fmt)
+    msgs = obj.get("messages")  # a Bedrock message list without its body: its blocks say so
+    if msgs:
+        with pytest.raises(logs.LogError, match="Bedrock"):
+            logs.read(msgs)
+
+
+def test_chat_roles_and_calls_in_additional_kwargs_read_as_langchain_does():
+    critic = logs.load(HELD / "lc_chat_critic.json")
+    assert critic.messages[3].role == "chat" and logs.check(critic).closed
+    old = logs.load(HELD / "lc_kwargs_calls.json")
+    assert old.messages[1].calls == [("call_shelf1", "find_item")] and logs.check(old).closed
+
+
+def test_a_reasoning_item_without_its_item_is_refused_naming_it():
+    with pytest.raises(logs.LogError, match="reasoning item must be followed") as e:
+        logs.load(HELD / "rs_reasoning_dangling.json")
+    assert e.value.index == 1
+    fine = [{"role": "user", "content": "q"}, {"type": "reasoning", "id": "rs1", "summary": []},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"}]  # fmt: skip
+    assert logs.check(logs.read(fine)).closed
+
+
+def test_a_budget_above_the_log_gives_it_back_unchanged():
+    src = json.loads((HELD / "oa_done_side_effects.json").read_text())
+    log = logs.read(src)
+    t = trim.trim_log(log, 10**6)
+    assert t.output == src and t.tombstones == () and t.fits
+    assert not t.report.closed and t.closed  # the echoed ids stay the input's own orphans

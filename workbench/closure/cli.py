@@ -172,6 +172,18 @@ def cmd_trim(args) -> int:
         patterns=_patterns(args),
     )
     print(f"log {args.log}: {log.format}, {len(log.messages)} messages; budget {args.max_tokens}")
+    if not any(m.role != "system" for m in log.messages):
+        if t.over_budget:
+            print(
+                f"NOTHING FITS: the log holds a system prompt only, and it is over {args.max_tokens} tokens; nothing written"
+            )
+            return 1
+        L.save(t.output, args.out)
+        print(
+            f"the log holds a system prompt only (no conversation to trim): written unchanged, {t.tokens} tokens"
+        )
+        print(f"wrote {args.out}")
+        return 0
     if not t.conversation:
         print(
             f"NOTHING FITS: at {args.max_tokens} tokens no message besides the system prompt "
@@ -184,6 +196,10 @@ def cmd_trim(args) -> int:
         f"tombstones{': ' + ', '.join(t.tombstones) if t.tombstones else ''}"
     )
     print(*t.report.lines(), sep="\n")
+    if not t.report.closed and t.closed:
+        print(
+            "(every orphan above is the input's own: no trim can close it, and this one adds none)"
+        )
     if t.over_budget:
         print(f"OVER BUDGET by {t.over_budget} tokens: no closed window fits {args.max_tokens}")
     print(f"wrote {args.out}")

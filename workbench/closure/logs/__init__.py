@@ -24,7 +24,7 @@ from workbench.closure.logs.logtypes import (
     check,
     err,
 )
-from workbench.closure.logs.readers import FORMATS, READERS, detect, no_mixing
+from workbench.closure.logs.readers import FORMATS, READERS, UNREAD, detect, no_mixing, unread
 from workbench.closure.logs.rules import check_rules
 from workbench.closure.logs.writers import write
 from workbench.common.io import atomic_write_text, paused_gc, read_json
@@ -50,6 +50,9 @@ def read(obj, format: str | None = None) -> Log:
     """A decoded log (format detected unless given), checked: no call id used twice, no call
     answered twice or before it is made, no result for an unknown id, the provider's order rules,
     one format throughout, at least one message."""
+    shape = unread(obj)  # refused by name, whatever format was asked for
+    if shape is not None:
+        raise err(UNREAD[shape[0]], shape[2], shape[1])
     fmt = format or detect(obj)
     if fmt not in READERS:
         raise ValueError(f"unknown log format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -155,6 +155,12 @@ def read_openai(obj) -> Log:
     return Log("openai", out, body=body)
 
 
+# Anthropic blocks that are calls: a client `tool_use` (its `tool_result` in the next user turn),
+# and the server-run `server_tool_use` / `mcp_tool_use`, answered in the same assistant turn by a
+# `*_tool_result` (`web_search_tool_result`, `mcp_tool_result`, ...)
+ANTHROPIC_CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+
 def read_anthropic(obj) -> Log:
     """Anthropic Messages (a request body or its message list)."""
     body, messages = _body(obj, "messages")
@@ -169,18 +175,30 @@ def read_anthropic(obj) -> Log:
         if role not in ("user", "assistant"):
             raise err(f"must be 'user' or 'assistant', got {role!r}", i, "role")
         content = _need(m, "content", (str, list), i)
-        calls, answers = [], []
+        calls, answers, said = [], [], False
         for k, b in enumerate(content if isinstance(content, list) else []):
-            if isinstance(b, dict) and b.get("type") == "tool_use":
+            t = b.get("type") if isinstance(b, dict) else None
+            if t in ANTHROPIC_CALLS:
                 calls.append(
                     (
                         _need(b, "id", str, i, f"content[{k}].id"),
                         _need(b, "name", str, i, f"content[{k}].name"),
                     )
                 )
-            elif isinstance(b, dict) and b.get("type") == "tool_result":
+            elif isinstance(t, str) and t.endswith("tool_result"):
+                if t != "tool_result" and role != "assistant":
+                    raise err(f"a {t} block belongs in the assistant turn", i, f"content[{k}].type")
                 answers.append(_need(b, "tool_use_id", str, i, f"content[{k}].tool_use_id"))
-        kind = "tool" if role == "user" and answers else role
+            elif role == "user" and t == "text" and b.get("text", "").strip():
+                said = True  # a person's words beside the results: the person's turn
+        if isinstance(content, str) and content.strip():
+            said = True
+        # a user turn of tool results only is a tool message; one where the person also writes
+        # is the person's turn (its results still pair with the call before it); an assistant
+        # turn holding what a server-run tool returned defines handles, as a result does
+        kind = role
+        if answers and (role == "assistant" or not said):
+            kind = "tool"
         out.append(Message(i, kind, text_of(content, i, "content"), calls, answers, m))
     return Log("anthropic", out, system, body)
 
@@ -276,9 +294,9 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
         raise err(f"unknown message type {kind!r}", i, "type")
     if role == "chat":
         r = _need(data, "role", str, i, f"{pre}role")
-        if r not in CHAT_ROLES:
-            raise err(f"unknown chat role {r!r}", i, f"{pre}role")
-        role = CHAT_ROLES[r]
+        # a ChatMessage may carry any speaker ("critic"): a message like a person's, which no
+        # call answers and which is no system prompt
+        role = CHAT_ROLES.get(r, "chat")
     calls, parts = [], []
     content = data.get("content")
     if isinstance(content, str):
@@ -302,7 +320,17 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
                 name = tc.get("name")
                 calls.append((tc["id"], name if isinstance(name, str) else "invalid_tool_call"))
                 parts.append(tc.get("args") if isinstance(tc.get("args"), str) else "")
-        fc = (data.get("additional_kwargs") or {}).get("function_call")
+        extra = data.get("additional_kwargs") or {}
+        if not calls and isinstance(extra.get("tool_calls"), list):
+            # an older dump: the calls only in OpenAI's shape, where langchain-core reads them
+            for k, tc in enumerate(extra["tool_calls"]):
+                where = f"{pre}additional_kwargs.tool_calls[{k}]"
+                fn = _need(tc, "function", dict, i, f"{where}.function")
+                calls.append((_need(tc, "id", str, i, f"{where}.id"),
+                              _need(fn, "name", str, i, f"{where}.function.name")))  # fmt: skip
+                a = fn.get("arguments")
+                parts.append(a if isinstance(a, str) else "")
+        fc = extra.get("function_call")
         if isinstance(fc, dict) and not calls:
             where = f"{pre}additional_kwargs.function_call.name"
             calls.append((legacy.call(i), _need(fc, "name", str, i, where)))
@@ -410,11 +438,66 @@ READERS = {
 # --- detection and mixed formats ----------------------------------------------------------------
 
 
-def _anthropic_content(c) -> bool:
-    """Content blocks only Anthropic writes: text, tool_use or tool_result blocks."""
-    return isinstance(c, list) and any(
-        isinstance(b, dict) and b.get("type") in ("text", "tool_use", "tool_result") for b in c
+def _anthropic_block(t) -> bool:
+    """A content block type only Anthropic writes: calls, results, thinking."""
+    return isinstance(t, str) and (
+        t in ANTHROPIC_CALLS or t.endswith("tool_result") or t in ("thinking", "redacted_thinking")
     )
+
+
+def _anthropic_content(c) -> bool:
+    """Content blocks only Anthropic writes: text, calls, results or thinking blocks."""
+    return isinstance(c, list) and any(
+        isinstance(b, dict) and (b.get("type") == "text" or _anthropic_block(b.get("type")))
+        for b in c
+    )
+
+
+# shapes a reader is asked for and does not read, refused by name (read as another format, a
+# Bedrock body looks closed while a call is unanswered); each name and what to pass instead
+UNREAD = {
+    "bedrock": "a Bedrock Converse body (toolUse / toolResult blocks) is not read; pass the "
+    "Anthropic Messages, OpenAI or LangChain form of the conversation",
+    "gemini": "a Gemini generateContent body (contents / parts, functionCall / functionResponse) "
+    "is not read; pass the OpenAI, Anthropic or LangChain form of the conversation",
+    "langgraph": "a LangGraph checkpoint is not read; pass its channel_values.messages (a "
+    "LangChain message list) or the state's messages",
+}
+
+
+def _bedrock_block(b) -> bool:
+    """A Bedrock Converse content block: a single key (toolUse, toolResult, text, ...) and no
+    `type`, which every Anthropic block has."""
+    return (
+        isinstance(b, dict)
+        and "type" not in b
+        and bool(
+            {"toolUse", "toolResult", "reasoningContent", "cachePoint"} & b.keys()
+            or (b.keys() == {"text"} and isinstance(b["text"], str))
+        )
+    )
+
+
+def unread(obj) -> tuple[str, str | None, int | None] | None:
+    """(name, field, message) of a shape no reader reads, or None."""
+    if isinstance(obj, dict):
+        if "channel_values" in obj and "channel_versions" in obj:
+            return "langgraph", "channel_values", None
+        if isinstance(obj.get("contents"), list) and "messages" not in obj:
+            return "gemini", "contents", None
+        if "toolConfig" in obj or "modelId" in obj and "messages" in obj:
+            return "bedrock", "toolConfig" if "toolConfig" in obj else "modelId", None
+    msgs = obj.get("messages") if isinstance(obj, dict) else obj
+    for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+        if not isinstance(m, dict):
+            continue
+        c = m.get("content")
+        for k, b in enumerate(c if isinstance(c, list) else []):
+            if _bedrock_block(b):
+                return "bedrock", f"content[{k}]", i
+        if isinstance(m.get("parts"), list) and m.get("role") in ("user", "model"):
+            return "gemini", "parts", i
+    return None
 
 
 def dialect(m) -> tuple[str, str] | None:
@@ -443,20 +526,36 @@ def dialect(m) -> tuple[str, str] | None:
         return "openai", "function_call"
     c = m.get("content")
     for k, b in enumerate(c if isinstance(c, list) else []):
-        if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"):
+        if isinstance(b, dict) and _anthropic_block(b.get("type")):
             return "anthropic", f"content[{k}].type"
         if isinstance(b, dict) and b.get("type") in ("input_text", "output_text"):
             return "responses", f"content[{k}].type"
     return None
 
 
-ANTHROPIC_BODY_KEYS = ("system", "anthropic_version", "stop_sequences", "top_k", "thinking")
+ANTHROPIC_BODY_KEYS = (
+    "system",
+    "anthropic_version",
+    "stop_sequences",
+    "top_k",
+    "thinking",
+    "mcp_servers",
+)
+
+
+def _server_tool(t: dict) -> bool:
+    """An Anthropic server tool: a versioned type (`web_search_20250305`) and a name, no schema."""
+    kind = t.get("type")
+    return isinstance(kind, str) and kind[-8:].isdigit() and kind[-9:-8] == "_" and "name" in t
 
 
 def detect(obj) -> str:
     """The format of a decoded log, read from its keys: a body's `input` is the Responses API's;
     `system`, Anthropic-only body keys or tools with `input_schema` are Anthropic's; otherwise the
     first message whose keys say so decides; a plain chat without tools reads as OpenAI."""
+    shape = unread(obj)
+    if shape is not None:
+        raise err(UNREAD[shape[0]], shape[2], shape[1])
     msgs = obj
     if isinstance(obj, dict):
         if "input" in obj and "messages" not in obj:
@@ -465,7 +564,7 @@ def detect(obj) -> str:
             raise err("expected a list of messages or a request body with 'messages' or 'input'")
         tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
         if any(k in obj for k in ANTHROPIC_BODY_KEYS) or any(
-            isinstance(t, dict) and "input_schema" in t for t in tools
+            isinstance(t, dict) and ("input_schema" in t or _server_tool(t)) for t in tools
         ):
             return "anthropic"
         msgs = obj["messages"]

@@ -1,8 +1,10 @@
 """What makes an agent log no valid request, checked in one pass after reading: a call id used
-twice, a second result for a call, a result for an id no call has, a result before its call, the
-provider's order rules (OpenAI and LangChain: a call's results right after it; Anthropic: a user
-turn first, turns alternating, every `tool_result` in the user turn right after its `tool_use`,
-before any other block of that turn). Each raises one LogError naming the message and the field.
+twice, a second result for a call, a result before its call, the provider's order rules (OpenAI
+and LangChain: a call's results right after it; Anthropic: a user turn first, turns alternating,
+every `tool_result` in the user turn right after its `tool_use`, before any other block of that
+turn, a server tool's result in its own assistant turn; Responses: a `reasoning` item followed by
+the item it reasoned for). Each raises one LogError naming the message and the field. A result
+whose call the log does not hold is no such error: it is an orphan (the closure check's).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def check_rules(log: Log) -> None:
     after = log.format == "anthropic"
     last_call_turn = -1  # OpenAI: the message the current run of tool messages follows
     carried = set(log.carried)  # answers to calls of a stored response, not of this log
+    later: dict | None = None  # call id -> its message, built at the first result with no call
     for m in msgs:
         i = m.index
         for k, (cid, name) in enumerate(m.calls) if m.calls else ():
@@ -57,6 +60,15 @@ def check_rules(log: Log) -> None:
             if j is None and m.index in carried and cid not in answered:
                 answered[cid] = i
                 continue
+            if j is None and cid not in answered:
+                if later is None:
+                    later = {c: x.index for x in msgs for c, _ in x.calls}
+                if later.get(cid, -1) < i:
+                    # a result whose call the log does not hold: an orphan, as a front cut
+                    # leaves it (the closure check reports it), not a malformed log
+                    answered[cid] = i
+                    continue
+            own = after and j == i and m.raw.get("role") == "assistant"  # a server tool's result
             if (
                 j is None
                 or cid in answered
@@ -64,6 +76,7 @@ def check_rules(log: Log) -> None:
                 and j != last_call_turn
                 or after
                 and j != i - 1
+                and not own
             ):
                 _bad_result(log, m, k, cid, j, answered)
             answered[cid] = i
@@ -71,6 +84,27 @@ def check_rules(log: Log) -> None:
             last_call_turn = i
     if log.format == "anthropic":
         _anthropic_turns(msgs)
+    if log.format == "responses":
+        _reasoning_followed(msgs)
+
+
+def _reasoning_followed(msgs) -> None:
+    """A Responses `reasoning` item is sent with the item it reasoned for (a call, or the
+    assistant's message) right after it: the API rejects one followed by anything else."""
+    for k, m in enumerate(msgs):
+        raw = m.raw
+        if not (isinstance(raw, dict) and raw.get("type") == "reasoning"):
+            continue
+        nxt = msgs[k + 1] if k + 1 < len(msgs) else None
+        if nxt is not None and nxt.role == "assistant" and not nxt.answers:
+            continue
+        what = "nothing" if nxt is None else f"message {nxt.index} ({nxt.role})"
+        raise err(
+            f"a reasoning item must be followed by the item it reasoned for (a call or the "
+            f"assistant's message); {what} follows it",
+            m.index,
+            "type",
+        )
 
 
 def _bad_result(log: Log, m: Message, k: int, cid: str, j, answered) -> None:
@@ -82,13 +116,8 @@ def _bad_result(log: Log, m: Message, k: int, cid: str, j, answered) -> None:
             where,
         )
     if j is None:
-        later = next(
-            (x.index for x in log.messages[m.index :] for c, _ in x.calls if c == cid), None
-        )
-        if later is None:
-            raise err(
-                f"a result for call id {cid!r}, which no message in the log calls", m.index, where
-            )
+        # (a result whose call the log does not hold is an orphan, not this error)
+        later = next(x.index for x in log.messages[m.index :] for c, _ in x.calls if c == cid)
         raise err(
             f"the result for call id {cid!r} comes before its call (message {later})",
             m.index,

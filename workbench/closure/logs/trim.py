@@ -48,10 +48,28 @@ class Trimmed:
     tokens: int  # counted on the output, by the trim's counter
     budget: int
     report: LogReport  # closure of the output
+    # the input's own orphans when the output has any (a handle the log names before any message
+    # defines it, a result whose call it does not hold): no trim can close them, and a trim adds
+    # none of its own
+    inherited: LogReport | None = None
 
     @property
     def over_budget(self) -> int:
         return max(self.tokens - self.budget, 0)
+
+    @property
+    def closed(self) -> bool:
+        """The output leaves nothing dangling that the input did not already leave."""
+        r, base = self.report, self.inherited
+        if r.closed:
+            return True
+        if base is None:
+            return False
+        return (
+            {c for _, c in r.orphan_results} <= {c for _, c in base.orphan_results}
+            and {c for _, c, _ in r.orphan_calls} <= {c for _, c, _ in base.orphan_calls}
+            and r.orphan_handles.keys() <= base.orphan_handles.keys()
+        )
 
     @property
     def conversation(self) -> bool:
@@ -61,14 +79,15 @@ class Trimmed:
 
     @property
     def fits(self) -> bool:
-        """A closed window within the budget, with a conversation in it, was found."""
-        return self.over_budget == 0 and self.report.closed and self.conversation
+        """A window within the budget, with a conversation in it, that leaves nothing dangling the
+        input did not, was found."""
+        return self.over_budget == 0 and self.closed and self.conversation
 
     def __repr__(self) -> str:
         return (
             f"Trimmed({self.log.format}, kept {len(self.kept)}/{len(self.log.messages)} messages, "
             f"{len(self.tombstones)} tombstones, {self.tokens}/{self.budget} tokens, "
-            f"{'closed' if self.report.closed else 'OPEN'})"
+            f"{'closed' if self.closed else 'OPEN'})"
         )
 
 
@@ -79,7 +98,15 @@ def blocks_of(log: Log) -> list[list[int]]:
     messages stand alone. Blocks in log order, one pass."""
     msgs = log.messages
     if log.format != "responses":  # the readers checked that results follow their call's turn
-        starts = [m.index for m in msgs if not m.answers] or [0]
+        # a message starts a block unless it answers an earlier message's call (an Anthropic
+        # assistant turn holding its server tools' results answers its own calls; a result whose
+        # call the log does not hold, an orphan, stands alone)
+        called = {c for m in msgs if m.calls for c, _ in m.calls}
+        starts = [
+            m.index
+            for m in msgs
+            if not m.answers or not (set(m.answers) - {c for c, _ in m.calls}) & called
+        ] or [0]
         if starts[0] != 0:
             starts.insert(0, 0)
         ends = [*starts[1:], len(msgs)]
@@ -262,12 +289,18 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
 
     # a block that cannot be closed whatever is kept (a call the log never answers, a handle no
     # earlier message defines) is never kept: the output of a trim always checks closed
+    # (a handle no earlier message defines cannot be closed by any trim either: the input leaves
+    # it open, and keeping the block that names it makes nothing worse, so it is no reason to drop
+    # a completed call; no tombstone stands for it, since nothing was evicted)
+    carried = set(log.carried)
+
     def unclosable(b) -> bool:
         members = blocks[b]
         calls = {cid for i in members for cid, _ in msgs[i].calls}
-        if calls and calls - {cid for i in members for cid in msgs[i].answers}:
+        answers = {cid for i in members if i not in carried for cid in msgs[i].answers}
+        if calls - answers:
             return True  # a call's results are in its block, or nowhere
-        return any(len(needed[i]) < len(handles.refs[i]) for i in members)
+        return bool(answers - calls)  # a result whose call the log does not hold: an orphan
 
     bad = _Lazy(unclosable)
     # tokens are counted when a message is first considered ('last' looks at the newest only)
@@ -294,6 +327,15 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     opened = _Open(handles, needed, tcost)
     opened.add([i for b in kept for i in blocks[b]])
     kept_cost = sum(bcost[b] for b in kept) + fixed
+
+    if keep_system:  # the whole log fits: it is the answer, unchanged (newest first, as 'last'
+        whole = fixed  # walks them, stopping at the first message past the budget), but for
+        for i in range(len(msgs) - 1, -1, -1):  # what a provider rejects: a result whose call
+            whole += cost[i]  # is gone, a call never answered
+            if whole > max_tokens:
+                break
+        else:
+            kept.update(b for b in range(len(blocks)) if not bad[b])
 
     def total_with(new_blocks) -> int:
         tc, tn = opened.if_added([i for b in new_blocks for i in blocks[b]])
@@ -340,6 +382,16 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     humans = [b for b, members in enumerate(blocks) if msgs[members[0]].role == "user"]
     if humans and humans[-1] not in kept and not bad[humans[-1]]:
         try_keep(humans[-1])
+    # a person may write into the Anthropic turn that carries tool results ("the check hung, go
+    # with what you have"): when that is newer, it is the person's last word, kept next
+    said = [b for b, members in enumerate(blocks) if any(msgs[i].role == "user" for i in members)]
+    if (
+        said
+        and said[-1] not in kept
+        and not bad[said[-1]]
+        and (not humans or said[-1] > humans[-1])
+    ):
+        try_keep(said[-1])
     if strategy == "last":
         order = range(len(blocks) - 1, -1, -1)
     else:
@@ -372,15 +424,9 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     while tokens > max_tokens and added:
         kept.difference_update(added.pop())
         kept_msgs, tombs, out, tokens = finish()
-    return Trimmed(
-        log,
-        kept_msgs,
-        tombs,
-        out,
-        tokens,
-        max_tokens,
-        check(log, kept_msgs, patterns=patterns, tombstones=tombs),
-    )
+    report = check(log, kept_msgs, patterns=patterns, tombstones=tombs)
+    inherited = None if report.closed else check(log, patterns=patterns)
+    return Trimmed(log, kept_msgs, tombs, out, tokens, max_tokens, report, inherited)
 
 
 def trim_messages(messages, max_tokens: int, *, format: str | None = None, **kw):
