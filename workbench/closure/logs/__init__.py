@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from workbench.closure.logs.detect import UNREAD, detect, no_mixing, unread
 from workbench.closure.logs.logtypes import (
     Handles,
     Log,
@@ -24,7 +25,7 @@ from workbench.closure.logs.logtypes import (
     check,
     err,
 )
-from workbench.closure.logs.readers import FORMATS, READERS, UNREAD, detect, no_mixing, unread
+from workbench.closure.logs.readers import FORMATS, READERS
 from workbench.closure.logs.rules import check_rules
 from workbench.closure.logs.writers import write
 from workbench.common.io import atomic_write_text, paused_gc, read_json
