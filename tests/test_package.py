@@ -30,6 +30,7 @@ MAY_IMPORT = {
     "closure.logs": {"common", "closure.window"},
     "closure": {"common", "closure.window", "closure.logs"},
     "recall": {"common", "dsgc.policies"},
+    "agents": {"common", "closure.logs", "closure.window"},
 }
 TOP = {
     "workbench",

@@ -392,6 +392,12 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
         and (not humans or said[-1] > humans[-1])
     ):
         try_keep(said[-1])
+    if strategy == "relevance" and humans:
+        # what the agent did since that turn (its calls and their results) is the work in
+        # flight: kept next, newest first, as 'last' keeps it
+        for b in range(len(blocks) - 1, humans[-1], -1):
+            if b not in kept and not bad[b] and not try_keep(b):
+                break
     if strategy == "last":
         order = range(len(blocks) - 1, -1, -1)
     else:

@@ -1,0 +1,342 @@
+"""workbench.agents inside each framework's real agent loop, offline, with the framework's own test
+double for the model: what the model was sent is what these tests inspect."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("langchain")
+pytest.importorskip("agents")
+pytest.importorskip("pydantic_ai")
+
+from agents import Agent as SdkAgent  # noqa: E402
+from agents import RunConfig, Runner, function_tool  # noqa: E402
+from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import AgentMiddleware  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langchain_core.tools import StructuredTool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from pydantic_ai import Agent as PydAgent  # noqa: E402
+from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
+from pydantic_ai.models.function import FunctionModel  # noqa: E402
+
+import workbench.agents as wa  # noqa: E402
+from workbench.agents import bench, drivers, provider, world  # noqa: E402
+from workbench.agents.core import ClosureError  # noqa: E402
+from workbench.closure import logs  # noqa: E402
+
+PAD = "filler " * 60  # a long tool answer: a few of them pass any small budget
+
+
+def submit(task: str) -> str:
+    """Submit a job; returns its id."""
+    return json.dumps({"id": f"job_{sum(map(ord, task)) * 7:04x}", "task": task, "note": PAD})
+
+
+def poll(job_id: str) -> str:
+    """Poll a job by id."""
+    return json.dumps({"job": job_id, "status": "ready"})
+
+
+class Script:
+    """A model that submits on 'submit X', polls the job it can see on 'poll X', else answers."""
+
+    def __init__(self):
+        self.requests: list = []
+
+    def decide(self, texts: list[tuple[str, str]]):
+        """texts: (role, text) of the request; (tool, args) or (None, text)."""
+        self.requests.append(texts)
+        if not texts:
+            return None, "nothing to go on"
+        role, last = texts[-1]
+        if role == "tool":
+            return None, "done"
+        if last.startswith("submit "):
+            return "submit", {"task": last.split()[1]}
+        if last.startswith("poll "):
+            task = last.split()[1]
+            seen = [t for _, t in texts if task in t and "job_" in t]
+            h = world.HANDLE.findall(seen[-1])[0] if seen else "job_0000"
+            return "poll", {"job_id": h}
+        return None, "ok"
+
+
+TURNS = [f"submit {t}" for t in ("alpha", "beta", "gamma", "delta")] + ["poll alpha", "poll beta"]
+
+
+# --- LangChain --------------------------------------------------------------------------------
+
+
+def _lc_agent(middleware, script):
+    def respond(messages):
+        texts = [({"human": "user", "ai": "assistant"}.get(m.type, m.type), str(m.content)
+                  + "".join(json.dumps(tc["args"]) for tc in getattr(m, "tool_calls", []) or []))
+                 for m in messages]  # fmt: skip
+        script.lc.append(list(messages))
+        tool, x = script.decide(texts)
+        if tool is None:
+            return AIMessage(x)
+        return AIMessage(
+            "", tool_calls=[{"id": f"c{len(script.requests)}", "name": tool, "args": x}]
+        )
+
+    script.lc = []
+    model = drivers.ScriptedChat(messages=iter(()), respond=respond)
+    tools = [StructuredTool.from_function(f) for f in (submit, poll)]
+    return create_agent(model, tools, system_prompt="Run jobs.", middleware=middleware,
+                        checkpointer=InMemorySaver())  # fmt: skip
+
+
+def _lc_run(agent, turns=TURNS, thread="t"):
+    cfg = {"configurable": {"thread_id": thread}}
+    for t in turns:
+        agent.invoke({"messages": [HumanMessage(t)]}, cfg)
+    return agent.get_state(cfg).values["messages"]
+
+
+def test_langchain_middleware_trims_every_request_closed_and_keeps_the_handle():
+    mw = wa.ClosureMiddleware(max_tokens=260, strategy="relevance")
+    s = Script()
+    state = _lc_run(_lc_agent([mw], s), TURNS)
+    assert len(mw.records) == len(s.lc) and all(r.tokens_out <= 260 for r in mw.records)
+    assert any(r.dropped for r in mw.records)  # it did trim
+    for sent in s.lc:
+        assert not provider.langchain_problems(sent)
+        assert logs.check(logs.read(list(sent), "langchain")).closed
+    # the poll of alpha found alpha's job id in what it was sent, the submit result defining it
+    polled = [
+        m for m in state if m.type == "ai" and m.tool_calls and m.tool_calls[0]["name"] == "poll"
+    ]
+    alpha = json.loads(submit("alpha"))["id"]
+    assert polled[0].tool_calls[0]["args"]["job_id"] == alpha
+    assert len(state) > 20  # request-only: the thread keeps everything
+
+
+def test_langchain_persist_trims_the_checkpointed_state_once():
+    mw = wa.ClosureMiddleware(max_tokens=260, persist=True)
+    s = Script()
+    state = _lc_run(_lc_agent([mw], s), TURNS)
+    sizes = [sum(logs.approx_tokens(m) for m in logs.read(list(sent), "langchain").messages)
+             for sent in s.lc]  # fmt: skip
+    assert max(sizes) < 420  # the state itself stays near the budget ...
+    assert len(state) < 20  # ... and the checkpoint holds the trimmed thread
+    for sent in s.lc:
+        assert not provider.langchain_problems(sent)
+
+
+class DropFirstCall(AgentMiddleware):
+    """A user's hook that cuts the oldest messages, leaving a result whose call is gone."""
+
+    def wrap_model_call(self, request, handler):
+        msgs = request.messages
+        k = next((i for i, m in enumerate(msgs) if m.type == "tool"), None)
+        if k is not None and len(msgs) > 6:
+            msgs = msgs[k:]  # starts on an orphaned tool result
+        return handler(request.override(messages=msgs))
+
+
+def test_langchain_guard_repairs_a_foreign_cut_and_raise_mode_names_the_orphan():
+    s = Script()
+    _lc_run(_lc_agent([DropFirstCall()], s), TURNS[:3])
+    assert any(provider.langchain_problems(sent) for sent in s.lc)  # what the hook alone sends
+    g = wa.ClosureGuard("langchain")
+    s = Script()
+    _lc_run(_lc_agent([DropFirstCall(), g], s), TURNS[:3])
+    assert all(not provider.langchain_problems(sent) for sent in s.lc)
+    assert any(r.action == "guard: repaired" and r.restored for r in g.records)
+    strict = wa.ClosureGuard("langchain", mode="raise")
+    with pytest.raises(ClosureError, match="its call is not in the request") as e:
+        _lc_run(_lc_agent([DropFirstCall(), strict], Script()), TURNS[:3])
+    assert e.value.orphans
+
+
+# --- the OpenAI Agents SDK --------------------------------------------------------------------
+
+
+class SdkScript(drivers.SdkModel):
+    def __init__(self, script):
+        self.script, self.inputs = script, []
+
+    async def get_response(self, system_instructions, input, *args, **kwargs):
+        items = input if isinstance(input, list) else [{"role": "user", "content": input}]
+        self.inputs.append((system_instructions, list(items)))
+        view = drivers._sdk_view(items, system_instructions)
+        tool, x = self.script.decide([(v.role, v.text) for v in view])
+        n = len(self.inputs)
+        if tool is None:
+            text = drivers.ResponseOutputText(type="output_text", text=x, annotations=[])
+            out = [drivers.ResponseOutputMessage(id=f"m{n}", type="message", role="assistant",
+                                                 status="completed", content=[text])]  # fmt: skip
+        else:
+            out = [drivers.ResponseFunctionToolCall(type="function_call", call_id=f"c{n}",
+                                                    id=f"fc{n}", name=tool,
+                                                    arguments=json.dumps(x))]  # fmt: skip
+        return drivers.SdkResponse(output=out, usage=drivers.Usage(), response_id=None)
+
+    def stream_response(self, *a, **k):
+        raise NotImplementedError
+
+
+def _sdk_run(flt, script, turns=TURNS):
+    model = SdkScript(script)
+    agent = SdkAgent(name="a", instructions="Run jobs.", model=model,
+                     tools=[function_tool(submit), function_tool(poll)])  # fmt: skip
+    history: list = []
+    for t in turns:
+        r = drivers.run_sync(Runner.run(agent, [*history, {"role": "user", "content": t}],
+                                        run_config=RunConfig(call_model_input_filter=flt,
+                                                             tracing_disabled=True)))  # fmt: skip
+        history = r.to_input_list()
+    return model.inputs
+
+
+def test_openai_agents_filter_trims_items_closed():
+    f = wa.closure_input_filter(max_tokens=260, strategy="relevance")
+    sent = _sdk_run(f, Script())
+    assert len(f.records) == len(sent) and any(r.dropped for r in f.records)
+    for instructions, items in sent:
+        assert not provider.responses_problems(items)
+        body = {"input": items, "instructions": instructions}
+        assert logs.check(logs.read(body, "responses")).closed
+    assert all(r.tokens_out <= 260 for r in f.records)
+
+
+def test_openai_agents_guard_wraps_a_filter_that_cuts_calls_off():
+    cut = drivers.KeepLastItems(5)
+    bare = _sdk_run(cut, Script())
+    assert any(provider.responses_problems(items) for _, items in bare)
+    g = wa.ClosureGuard("openai-agents", cut)
+    guarded = _sdk_run(g, Script())
+    assert all(not provider.responses_problems(items) for _, items in guarded)
+    assert any(r.action == "guard: repaired" for r in g.records)
+
+
+# --- pydantic-ai ------------------------------------------------------------------------------
+
+
+def _pyd_run(capabilities, script, turns=TURNS):
+    sent = []
+
+    def fn(messages, info):
+        sent.append(list(messages))
+        view = drivers._pyd_view(messages)
+        tool, x = script.decide([(v.role, v.text) for v in view])
+        if tool is None:
+            return ModelResponse(parts=[TextPart(x)])
+        return ModelResponse(parts=[ToolCallPart(tool, x, tool_call_id=f"c{len(sent)}")])
+
+    agent = PydAgent(FunctionModel(fn), system_prompt="Run jobs.", capabilities=capabilities,
+                     tools=[submit, poll])  # fmt: skip
+    history = None
+    for t in turns:
+        history = drivers.run_sync(agent.run(t, message_history=history)).all_messages()
+    return sent, history
+
+
+def test_pydantic_ai_history_capability_trims_closed():
+    cap = wa.ClosureHistory(max_tokens=260, strategy="relevance")
+    sent, history = _pyd_run([cap], Script())
+    assert len(cap.records) == len(sent) and any(r.dropped for r in cap.records)
+    for msgs in sent:
+        assert not provider.pydantic_problems(msgs)
+    assert len(history) > len(sent[-1])  # request-only: the run's history keeps everything
+
+
+def test_pydantic_ai_guard_after_a_history_processor_that_cuts_calls_off():
+    """A processor that keeps only the newest message after a tool ran leaves a tool return whose
+    call is gone: pydantic-ai then silently sends an empty request (the return stripped, the
+    prompt gone); the guard stops it with one error naming the orphan instead."""
+
+    def cut(messages):
+        if isinstance(messages[-1].parts[-1], ToolReturnPart):
+            return messages[-1:]
+        return messages
+
+    bare, _ = _pyd_run([ProcessHistory(cut)], Script())
+    assert any(all(not m.parts for m in msgs) for msgs in bare)  # silent: nothing was sent
+    g = wa.ClosureGuard("pydantic-ai")
+    with pytest.raises(ClosureError, match="its call is not in the request"):
+        _pyd_run([ProcessHistory(cut), g], Script())
+    assert g.records.last is not None
+
+
+def test_pydantic_ai_guard_restores_what_a_request_only_edit_cut():
+    """An edit of the request alone (the run's history whole) that drops an old call: the guard
+    brings the call back from the history."""
+
+    class DropOldCall(wa.ClosureHistory.__mro__[1]):  # an AbstractCapability of the user's
+        async def before_model_request(self, ctx, request_context):
+            msgs = list(request_context.messages)
+            k = next((i for i, m in enumerate(msgs) if isinstance(m, ModelResponse)
+                      and any(isinstance(p, ToolCallPart) for p in m.parts)), None)  # fmt: skip
+            if k is not None and len(msgs) > 6:
+                request_context.messages = msgs[:k] + msgs[k + 1 :]
+            return request_context
+
+    def returns(requests):
+        return sum(
+            isinstance(p, ToolReturnPart) for msgs in requests for m in msgs for p in m.parts
+        )
+
+    bare, _ = _pyd_run([DropOldCall()], Script())
+    assert all(not provider.pydantic_problems(m) for m in bare)  # pydantic-ai strips the orphan
+    g = wa.ClosureGuard("pydantic-ai")
+    guarded, _ = _pyd_run([DropOldCall(), g], Script())
+    assert all(not provider.pydantic_problems(m) for m in guarded)
+    assert any(r.action == "guard: repaired" and r.restored for r in g.records)
+    assert returns(guarded) > returns(bare)  # the result it stripped in silence is sent
+
+
+# --- the benchmark's pieces -------------------------------------------------------------------
+
+
+def test_the_judge_finds_what_providers_reject():
+    ok = [{"role": "user", "content": "q"},
+          {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {}}]},
+          {"role": "tool", "tool_call_id": "a", "content": "r"}]  # fmt: skip
+    assert provider.chat_problems(ok) == []
+    assert provider.chat_problems(ok[2:])  # a result whose call is gone
+    assert provider.chat_problems(ok[:2])  # a call never answered
+    assert provider.chat_problems(ok, window=5)  # over the window
+    items = [{"role": "user", "content": "q"}, {"type": "reasoning", "id": "r", "summary": []},
+             {"role": "user", "content": "again"}]  # fmt: skip
+    assert "reasoning" in provider.responses_problems(items)[0]
+
+
+def test_the_scripted_model_guesses_when_the_handle_is_gone_and_the_world_tells():
+    w = world.World(3)
+    made = json.loads(w.call("submit_job", {"task": "churn"}, 0))
+    view = [world.Seen("user", "How is the churn job doing?")]
+    d = world.decide(view, 3, 1)
+    assert d.guessed and d.tool == "poll_job" and d.args["job_id"] != made["id"]
+    seen = [world.Seen("tool", json.dumps(made)), *view]
+    d2 = world.decide(seen, 3, 1)
+    assert not d2.guessed and d2.args["job_id"] == made["id"]
+
+
+def test_a_small_sweep_through_every_framework_shows_ours_closed():
+    df = bench.sweep(range(2), [600], policies=["closure", "trim_messages (last)"])
+    assert set(df["framework"]) == set(bench.POLICIES)
+    ours = df[df["policy"] == "closure"]
+    assert (ours["rejected"] == 0).all() and (ours["orphan_handles"] == 0).all()
+    lc = df[(df["framework"] == "langchain") & (df["policy"] == "trim_messages (last)")]
+    assert (lc["rejected_pairing"] > 0).any()  # the built-in setting that orphans a result
+    again = bench.sweep(range(2), [600], policies=["closure"])
+    assert again.drop(columns="hook_ms").equals(ours.drop(columns="hook_ms").reset_index(drop=True))
+
+
+@pytest.mark.parametrize(
+    "make, said",
+    [(lambda: wa.ClosureMiddleware(max_tokens=0), "max_tokens must be at least 1"),
+     (lambda: wa.closure_input_filter(100, strategy="oldest"), "strategy must be one of"),
+     (lambda: wa.ClosureHistory(max_tokens=100, strategy="x"), "strategy must be one of"),
+     (lambda: wa.ClosureGuard("pydantic-ai", mode="ignore"), "mode must be one of"),
+     (lambda: wa.ClosureGuard("crewai"), "framework must be one of")],  # fmt: skip
+)
+def test_bad_settings_are_refused_by_name(make, said):
+    with pytest.raises(ValueError, match=said):
+        make()

@@ -1,0 +1,362 @@
+"""What every framework adapter shares: one closure-aware trim of a request, one guard that checks
+(and repairs) what another context editor left, and the record of what each call did.
+
+The adapters (`for_langchain`, `for_openai_agents`, `for_pydantic_ai`) only translate: each hands
+its framework's messages to these two functions in a wire format the closure readers know
+(LangChain messages, Responses items, OpenAI chat dicts) and translates the answer back. The trim
+is `workbench.closure.logs.trim.trim_log` (dependency-scored, a call and its results one block,
+the definitions a kept message needs brought back, tombstones for what cannot fit); the guard's
+verdict is `workbench.closure.logs.check`. No rule is written here twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+
+from workbench.closure.logs import Log, LogError, LogReport, Message, approx_tokens, check, read
+from workbench.closure.logs.trim import STRATEGIES, Trimmed, blocks_of, tombstone, trim_log
+
+MODES = ("repair", "raise")
+
+
+def settings(max_tokens: int | None = None, strategy: str = "last", mode: str = "repair") -> None:
+    """The one check of what an adapter is given (each trim checks it again when it runs)."""
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+
+
+class ClosureError(RuntimeError):
+    """What goes to the model would leave a reference dangling (raised by a guard in raise mode,
+    or when no repair can make the request valid). `orphans` lists every one."""
+
+    def __init__(self, message: str, orphans: Sequence[str] = ()):
+        super().__init__(message)
+        self.orphans = tuple(orphans)
+
+
+@dataclass
+class Record:
+    """What one adapter did on one model call (read them from the adapter's `records`)."""
+
+    call: int  # the adapter's own count of model calls, from 1
+    action: str  # "trim", "guard: closed", "guard: repaired"
+    messages_in: int
+    messages_out: int
+    kept: int  # messages of the input sent unchanged
+    dropped: int  # messages of the input not sent
+    restored: int  # messages brought back from the full history (guard)
+    stubbed: tuple = ()  # call ids answered by a stand-in result (guard: the result is gone)
+    tombstoned: tuple = ()  # handles a tombstone stands for in the request
+    orphans: tuple = ()  # what the guard found before repairing it
+    tokens_in: int = 0
+    tokens_out: int = 0
+    budget: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class Records:
+    """An adapter's per-call records, newest last."""
+
+    rows: list = field(default_factory=list)
+
+    def add(self, record: Record) -> Record:
+        self.rows.append(record)
+        return record
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, k):
+        return self.rows[k]
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    @property
+    def last(self) -> Record | None:
+        return self.rows[-1] if self.rows else None
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [asdict(r) for r in self.rows], columns=list(Record.__dataclass_fields__)
+        )
+
+
+def tokens(log: Log) -> int:
+    """A request's tokens by the trim's counter (a top-level system counts as one message)."""
+    from_msgs = sum(approx_tokens(m) for m in log.messages)
+    if log.system is None:
+        return from_msgs
+    return from_msgs + approx_tokens(Message(-1, "system", log.system_text()))
+
+
+def trim(obj, fmt: str, max_tokens: int, strategy: str = "last", counter=approx_tokens) -> Trimmed:
+    """The closure-safe trim of one request (a message list or body in `fmt`)."""
+    settings(max_tokens, strategy)
+    return trim_log(read(obj, fmt), max_tokens, strategy=strategy, counter=counter)
+
+
+def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
+    n = len(t.log.messages)
+    return Record(
+        call=call,
+        action="trim",
+        messages_in=n,
+        messages_out=len(t.kept),
+        kept=len(t.kept),
+        dropped=n - len(t.kept),
+        restored=0,
+        tombstoned=t.tombstones,
+        tokens_in=tokens(t.log),
+        tokens_out=t.tokens,
+        budget=t.budget,
+        seconds=seconds,
+    )
+
+
+# --- the guard --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How a guard sees one framework's request items: the wire format they read as, a key that
+    finds an edited item's original in the full history (the same key for an item a context
+    editor rewrote in place, such as a cleared tool result), and a stand-in result for a call
+    whose result is gone."""
+
+    fmt: str
+    key: Callable[[object], Hashable]
+    stub: Callable[[str, str], object]  # (call id, tool name) -> a result item
+    wrap: Callable[[list], object] = list  # items -> what `read` takes (a body, say)
+
+
+STUB = (
+    "[no result in context: the context editor cut the result of {name} (call {cid}); call the "
+    "tool again if you need it]"
+)
+
+
+def stub_text(cid: str, name: str) -> str:
+    return STUB.format(cid=cid, name=name)
+
+
+def _match(edited: list, full: list, key) -> list:
+    """For each edited item, the index of its original in `full` (in order, each used once) or
+    None: an item another editor wrote (a summary)."""
+    where: dict = {}
+    for i, it in enumerate(full):
+        where.setdefault(key(it), []).append(i)
+    out, last = [], -1
+    for it in edited:
+        cands = where.get(key(it), ())
+        j = next((c for c in cands if c > last), None)
+        out.append(j)
+        if j is not None:
+            last = j
+    return out
+
+
+def _describe(rep: LogReport) -> list[str]:
+    out = [f"result for call {c} (message {i}): its call is not in the request"
+           for i, c in rep.orphan_results]  # fmt: skip
+    out += [f"call {c} to {n} (message {i}): its result is not in the request"
+            for i, c, n in rep.orphan_calls]  # fmt: skip
+    out += [f"handle {h} (named by message {', '.join(map(str, v))}): its definition is not in "
+            "the request" for h, v in rep.orphan_handles.items()]  # fmt: skip
+    return out
+
+
+@dataclass
+class Guarded:
+    """A guard's answer: the items to send, the tombstones the adapter writes into the request's
+    system preamble, and the record."""
+
+    items: list
+    tombstones: tuple
+    record: Record
+
+
+def guard(
+    edited: list,
+    full: list,
+    codec: Codec,
+    *,
+    mode: str = "repair",
+    max_tokens: int | None = None,
+    call: int = 0,
+) -> Guarded:
+    """Check the request another editor produced (`edited`) against the history it was cut from
+    (`full`) and, in repair mode, make it closed: a result whose call was cut gets its call back
+    from the history (with the call's other results), or is dropped when the history lacks it; a
+    call whose result was cut gets it back, or a stand-in result saying so; a handle whose
+    definition was cut gets the message defining it back (its original, where an editor rewrote
+    it), or a tombstone. With `max_tokens`, nothing is brought back past that many tokens: the
+    result is dropped, the call answered by a stand-in, the handle tombstoned instead. Raise mode
+    raises `ClosureError` naming every orphan instead. A handle the
+    history itself never defined earlier is the history's own, left alone. What cannot be made a
+    valid request (items out of order) raises `ClosureError` in both modes."""
+    settings(max_tokens, mode=mode)
+    t0 = time.perf_counter()
+    try:
+        flog = read(codec.wrap(full), codec.fmt)
+    except LogError:
+        flog = None  # a history that is no valid request: nothing to restore from
+    src = _match(edited, full, codec.key)
+    seq = list(zip(src, edited, strict=True))
+    try:
+        first = read(codec.wrap(edited), codec.fmt)
+    except LogError as e:
+        raise ClosureError(f"the request to the model is not valid: {e}") from None
+    rep = check(first)
+    tokens_in = tokens(first)
+    own = set(check(flog).orphan_handles) if flog is not None else set()
+    found = tuple(_describe(rep))
+    if rep.closed or not (rep.orphan_results or rep.orphan_calls or set(rep.orphan_handles) - own):
+        rec = Record(call, "guard: closed", len(edited), len(edited), len(edited), 0, 0,
+                     tokens_in=tokens_in, tokens_out=tokens_in,
+                     seconds=time.perf_counter() - t0)  # fmt: skip
+        return Guarded(list(edited), (), rec)
+    if mode == "raise":
+        raise ClosureError(
+            "the request to the model would leave references dangling (an earlier context edit "
+            "cut them): " + "; ".join(found),
+            found,
+        )
+    restored, stubbed, tombs, dropped = 0, [], [], 0
+    blocks = blocks_of(flog) if flog is not None else []
+    block_of = {i: b for b, members in enumerate(blocks) for i in members}
+    calls_at = {c: m.index for m in flog.messages for c, _ in m.calls} if flog else {}
+    answer_at = {c: m.index for m in flog.messages for c in m.answers} if flog else {}
+    fh = flog.handles() if flog is not None else None
+    for _ in range(8):  # each round brings back what the last one needed; a few suffice
+        log = read(codec.wrap([it for _, it in seq]), codec.fmt)
+        rep = check(log, tombstones=tombs)
+        present = {s for s, _ in seq if s is not None}
+        room = None if max_tokens is None else max_tokens - tokens(log) - 8 * len(tombs)
+
+        def fits(members, present=present) -> bool:
+            nonlocal room
+            if room is None:
+                return True
+            cost = sum(approx_tokens(flog.messages[m]) for m in members if m not in present)
+            if cost > room:
+                return False
+            room -= cost
+            return True
+
+        want: set[int] = set()
+        originals: set[int] = set()  # rewritten items whose original defines what is needed
+        drop: set[int] = set()
+        stubs: list[tuple[int, str, str]] = []
+        for i, cid in rep.orphan_results:
+            p = calls_at.get(cid)
+            if p is not None and p not in present and fits(blocks[block_of[p]]):
+                want.update(blocks[block_of[p]])
+            else:
+                drop.add(i)
+        for i, cid, name in rep.orphan_calls:
+            p = answer_at.get(cid)
+            if p is not None and p not in present and fits(blocks[block_of[p]]):
+                want.update(blocks[block_of[p]])
+            else:
+                stubs.append((i, cid, name))
+        for h, named in rep.orphan_handles.items():
+            if h in own:
+                continue
+            at = next((s for s, _ in seq[named[0] :: -1] if s is not None), None)
+            at = named[0] if at is None else at
+            p = fh.definer_before(h, at + 1) if fh is not None else None
+            if p is None or p < 0:
+                tombs.append(h)
+            elif p in present:
+                originals.add(p)
+            elif fits(blocks[block_of[p]]):
+                want.update(blocks[block_of[p]])
+            else:
+                tombs.append(h)
+        if not (want or originals or drop):
+            if not stubs:
+                break
+            # the last resort, once nothing else can be brought back: a stand-in result (the
+            # indices are this round's, as read)
+            for i, cid, name in sorted(stubs, reverse=True):
+                seq.insert(_after_results(i, log), (None, codec.stub(cid, name)))
+                stubbed.append(cid)
+            continue
+        new = []
+        for k, (s, it) in enumerate(seq):
+            if k in drop:
+                dropped += 1
+                continue
+            if s in originals and it is not full[s]:
+                it = full[s]
+                restored += 1
+            new.append((s, it))
+        seq = _insert(new, sorted(want - present), full)
+        restored += len(want - present)
+        if not any(it for _, it in seq):
+            raise ClosureError(
+                "the request holds only what cannot be sent (nothing is left once its orphans "
+                "are dropped, and the history cannot bring their calls back): " + "; ".join(found),
+                found,
+            )
+    items = [it for _, it in seq]
+    try:
+        final = read(codec.wrap(items), codec.fmt)
+    except LogError as e:
+        raise ClosureError(f"the repaired request is not valid: {e}", found) from None
+    left = check(final, tombstones=tombs)
+    if left.orphan_results or left.orphan_calls or set(left.orphan_handles) - own:
+        raise ClosureError(
+            "the request could not be repaired: " + "; ".join(_describe(left)), found
+        )
+    ids = {id(x) for x in edited}
+    rec = Record(
+        call=call,
+        action="guard: repaired",
+        messages_in=len(edited),
+        messages_out=len(items),
+        kept=sum(1 for x in items if id(x) in ids),
+        dropped=len(edited) - sum(1 for x in items if id(x) in ids),
+        restored=restored,
+        stubbed=tuple(stubbed),
+        tombstoned=tuple(sorted(set(tombs))),
+        orphans=found,
+        tokens_in=tokens_in,
+        tokens_out=tokens(final),
+        seconds=time.perf_counter() - t0,
+    )
+    return Guarded(items, rec.tombstoned, rec)
+
+
+def _insert(seq: list, adds: list[int], full: list) -> list:
+    """`seq` with the history's items `adds` put back in history order: each before the first
+    item that came after it in the history."""
+    out = list(seq)
+    for f in adds:
+        at = next((k for k, (s, _) in enumerate(out) if s is not None and s > f), len(out))
+        out.insert(at, (f, full[f]))
+    return out
+
+
+def _after_results(i: int, log: Log) -> int:
+    """Where a stand-in result for a call of message i goes: after the results that follow it."""
+    k = i + 1
+    while k < len(log.messages) and log.messages[k].role == "tool":
+        k += 1
+    return k
+
+
+def note(handles: Sequence[str]) -> str:
+    """The typed tombstones, one JSON object a line, as the trim writes them."""
+    return "\n".join(json.dumps(tombstone(h)) for h in handles)

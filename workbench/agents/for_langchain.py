@@ -1,0 +1,148 @@
+"""Closure inside a LangChain v1 agent: `ClosureMiddleware` trims what goes to the model, and
+`ClosureGuard` checks what any other context editing left (put it last in `middleware=[...]`).
+
+    agent = create_agent(model, tools, middleware=[ClosureMiddleware(max_tokens=6000)])
+
+`wrap_model_call` edits the request only: the state keeps the whole history (so a checkpointed
+thread is trimmed again on every call, at the cost of one trim). `persist=True` trims the state
+itself in `before_model` (a `RemoveMessage(REMOVE_ALL_MESSAGES)` and the kept messages), so the
+checkpoint holds the trimmed thread and the next turn starts from it. Each adapter's `records`
+says, per model call, what it kept, dropped, restored and tombstoned.
+"""
+
+from __future__ import annotations
+
+import time
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import RemoveMessage, SystemMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from workbench.agents.core import (
+    ClosureError,
+    Codec,
+    Records,
+    guard,
+    note,
+    settings,
+    stub_text,
+    trim,
+    trim_record,
+)
+
+
+def _key(m):
+    """An edited message's original: by its id (a cleared tool result keeps it), else by kind
+    and content."""
+    mid = getattr(m, "id", None)
+    if mid:
+        return ("id", mid)
+    return (m.type, getattr(m, "tool_call_id", None), repr(m.content))
+
+
+CODEC = Codec(
+    "langchain",
+    _key,
+    lambda cid, name: ToolMessage(stub_text(cid, name), tool_call_id=cid, name=name),
+)
+
+
+def _with_system(system, messages) -> list:
+    return [system, *messages] if system is not None else list(messages)
+
+
+def _split_system(out: list, system):
+    """(system message, the rest) of a written message list: a system message the trim wrote or
+    extended (its tombstones) becomes the request's system message."""
+    if out and getattr(out[0], "type", None) == "system":
+        return out[0], out[1:]
+    return system, out
+
+
+class ClosureMiddleware(AgentMiddleware):
+    """Trim the model's request to `max_tokens` (approximate tokens, langchain-core's rule of
+    thumb) without orphaning a call, a result or a handle: see `workbench.closure.logs.trim`."""
+
+    def __init__(self, max_tokens: int, strategy: str = "last", persist: bool = False):
+        super().__init__()
+        settings(max_tokens, strategy)
+        self.max_tokens, self.strategy, self.persist = max_tokens, strategy, persist
+        self.records = Records()
+
+    @property
+    def name(self) -> str:
+        return "ClosureMiddleware"
+
+    def _trim(self, system, messages):
+        t0 = time.perf_counter()
+        t = trim(_with_system(system, messages), "langchain", self.max_tokens, self.strategy)
+        rec = trim_record(t, len(self.records) + 1, time.perf_counter() - t0)
+        return t, self.records.add(rec)
+
+    def before_model(self, state, runtime):
+        if not self.persist:
+            return None
+        msgs = state["messages"]
+        t, _ = self._trim(None, msgs)
+        if len(t.kept) == len(msgs) and not t.tombstones:
+            return None  # it fits: the state stays as it is
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *t.output]}
+
+    def wrap_model_call(self, request, handler):
+        if self.persist:  # the state was trimmed before the call; only fold its tombstones
+            system, rest = _fold(request.system_message, request.messages)
+            if system is not request.system_message:
+                request = request.override(system_message=system, messages=rest)
+            return handler(request)
+        t, _ = self._trim(request.system_message, request.messages)
+        system, rest = _split_system(list(t.output), request.system_message)
+        return handler(request.override(system_message=system, messages=rest))
+
+
+def _fold(system, messages):
+    """A leading system message in the state (the tombstones a persisted trim wrote) joined to the
+    request's system message, so the model sees one system prompt."""
+    if not messages or getattr(messages[0], "type", None) != "system":
+        return system, messages
+    extra = messages[0].content
+    if system is None:
+        return messages[0], messages[1:]
+    merged = system.model_copy(update={"content": f"{system.text}\n{extra}"})
+    return merged, messages[1:]
+
+
+class ClosureGuard(AgentMiddleware):
+    """Check what goes to the model after every other edit (list it last): an orphan another
+    editor left is repaired from the state's history (the call, the result or the definition
+    brought back; a stand-in result or a tombstone when the history lacks it), or, with
+    `mode="raise"`, raises `ClosureError` naming every orphan before the provider answers 400."""
+
+    def __init__(self, mode: str = "repair", max_tokens: int | None = None):
+        super().__init__()
+        settings(max_tokens, mode=mode)
+        self.mode, self.max_tokens = mode, max_tokens
+        self.records = Records()
+
+    @property
+    def name(self) -> str:
+        return "ClosureGuard"
+
+    def wrap_model_call(self, request, handler):
+        full = list(request.state.get("messages", [])) if request.state else []
+        g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
+                  call=len(self.records) + 1)  # fmt: skip
+        self.records.add(g.record)
+        if g.record.action == "guard: closed":
+            return handler(request)
+        system = request.system_message
+        if g.tombstones:
+            text = note(g.tombstones)
+            system = (
+                SystemMessage(text)
+                if system is None
+                else system.model_copy(update={"content": f"{system.text}\n{text}"})
+            )
+        return handler(request.override(system_message=system, messages=g.items))
+
+
+__all__ = ["ClosureError", "ClosureGuard", "ClosureMiddleware"]

@@ -1,0 +1,218 @@
+"""Closure inside a pydantic-ai v2 agent: `ClosureHistory` trims what goes to the model, and
+`ClosureGuard` checks what any history processor or capability before it left (list it last).
+
+    agent = Agent(model, tools=[...], capabilities=[ClosureHistory(max_tokens=6000)])
+
+pydantic-ai's messages are requests (system prompt, user prompt, tool-return and retry parts) and
+responses (text and tool-call parts). They are read as OpenAI chat messages, one a part (a
+response is one assistant message with its calls), which the closure readers know; the kept parts
+go back into the messages they came from. The trim edits the request only (`request_context`);
+`ctx.messages`, the run's history, stays whole, and the guard repairs from it. Each capability's
+`records` says, per model call, what it kept, dropped, restored and tombstoned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from workbench.agents.core import (
+    ClosureError,
+    Codec,
+    Records,
+    guard,
+    note,
+    settings,
+    stub_text,
+    trim,
+    trim_record,
+)
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list | tuple):
+        return "\n".join(x if isinstance(x, str) else repr(x) for x in content)
+    return repr(content)
+
+
+def explode(messages) -> tuple[list[dict], list[tuple]]:
+    """(OpenAI chat dicts, each one's source: (message index, part index or None)): a request's
+    parts one message each, a response one assistant message."""
+    out, src = [], []
+    for k, m in enumerate(messages):
+        if isinstance(m, ModelResponse):
+            calls = [p for p in m.parts if isinstance(p, ToolCallPart)]
+            text = "\n".join(p.content for p in m.parts if isinstance(p, TextPart))
+            d = {"role": "assistant", "content": text}
+            if calls:
+                d["tool_calls"] = [
+                    {"id": p.tool_call_id, "type": "function",
+                     "function": {"name": p.tool_name, "arguments": p.args_as_json_str()}}
+                    for p in calls
+                ]  # fmt: skip
+            out.append(d)
+            src.append((k, None))
+            continue
+        for j, p in enumerate(m.parts):
+            if isinstance(p, SystemPromptPart):
+                d = {"role": "system", "content": p.content}
+            elif isinstance(p, ToolReturnPart):
+                d = {
+                    "role": "tool",
+                    "tool_call_id": p.tool_call_id,
+                    "content": p.model_response_str(),
+                }
+            elif isinstance(p, RetryPromptPart) and p.tool_name is not None:
+                d = {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
+            elif isinstance(p, RetryPromptPart):
+                d = {"role": "user", "content": p.model_response()}
+            elif isinstance(p, UserPromptPart):
+                d = {"role": "user", "content": _text(p.content)}
+            else:  # a part no provider pairs: carried as the user's
+                d = {"role": "user", "content": repr(p)}
+            out.append(d)
+            src.append((k, j))
+    return out, src
+
+
+def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
+    """pydantic-ai messages from the kept dicts: a kept dict's part from its source message, a new
+    dict (a tombstone note, a stand-in result) as a new part; consecutive request parts form one
+    request (a cut may make two requests adjacent)."""
+    out: list = []
+    parts: list = []
+    base: ModelRequest | None = None
+
+    def flush():
+        nonlocal parts, base
+        if parts:
+            req = base if base is not None else ModelRequest(parts=[])
+            out.append(dataclasses.replace(req, parts=parts))
+        parts, base = [], None
+
+    for d in dicts:
+        where = src_of.get(id(d))
+        if where is not None and where[1] is None:  # a whole response
+            flush()
+            out.append(messages[where[0]])
+            continue
+        if where is not None:
+            m = messages[where[0]]
+            if base is None:
+                base = m
+            parts.append(m.parts[where[1]])
+        elif d["role"] == "system":
+            parts.append(SystemPromptPart(d["content"]))
+        elif d["role"] == "tool":
+            name = d.get("name", "tool")
+            parts.append(
+                ToolReturnPart(tool_name=name, content=d["content"], tool_call_id=d["tool_call_id"])
+            )
+        else:
+            parts.append(UserPromptPart(d["content"]))
+    flush()
+    return out
+
+
+def _key(d: dict):
+    return (d["role"], d.get("tool_call_id"), d.get("content"), repr(d.get("tool_calls")))
+
+
+CODEC = Codec(
+    "openai",
+    _key,
+    lambda cid, name: {
+        "role": "tool",
+        "tool_call_id": cid,
+        "name": name,
+        "content": stub_text(cid, name),
+    },
+)
+
+
+@dataclass
+class ClosureHistory(AbstractCapability):
+    """Trim the model's request to `max_tokens` (approximate tokens) without orphaning a tool
+    call, a tool return or a handle."""
+
+    max_tokens: int = 8000
+    strategy: str = "last"
+    records: Records = field(default_factory=Records, compare=False)
+
+    def __post_init__(self):
+        settings(self.max_tokens, self.strategy)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def before_model_request(self, ctx, request_context):
+        t0 = time.perf_counter()
+        msgs = list(request_context.messages)
+        dicts, src = explode(msgs)
+        t = trim(dicts, "openai", self.max_tokens, self.strategy)
+        kept = [dicts[i] for i in t.kept]
+        if t.tombstones:
+            kept.insert(0, {"role": "system", "content": note(t.tombstones)})
+        src_of = {id(d): s for d, s in zip(dicts, src, strict=True)}
+        request_context.messages = rebuild(msgs, kept, src_of)
+        self.records.add(trim_record(t, len(self.records) + 1, time.perf_counter() - t0))
+        return request_context
+
+
+@dataclass
+class ClosureGuard(AbstractCapability):
+    """Check what goes to the model after every other capability and history processor (list it
+    last): an orphan they left is repaired from the run's history, or, with `mode="raise"`,
+    raises `ClosureError` naming every orphan."""
+
+    mode: str = "repair"
+    max_tokens: int | None = None
+    records: Records = field(default_factory=Records, compare=False)
+
+    def __post_init__(self):
+        settings(self.max_tokens, mode=self.mode)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def before_model_request(self, ctx, request_context):
+        msgs = list(request_context.messages)
+        full_msgs = list(ctx.messages) if ctx.messages else msgs
+        edited, esrc = explode(msgs)
+        full, fsrc = explode(full_msgs)
+        g = guard(edited, full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
+                  call=len(self.records) + 1)  # fmt: skip
+        self.records.add(g.record)
+        if g.record.action == "guard: closed":
+            return request_context
+        src_of = {id(d): ("e", s) for d, s in zip(edited, esrc, strict=True)}
+        src_of.update({id(d): ("f", s) for d, s in zip(full, fsrc, strict=True)})
+        items = list(g.items)
+        if g.tombstones:
+            items.insert(0, {"role": "system", "content": note(g.tombstones)})
+        # parts from the request or from the history: rebuild over both message lists
+        both = msgs + full_msgs
+        shift = len(msgs)
+        where = {k: (s[0] if tag == "e" else s[0] + shift, s[1]) for k, (tag, s) in src_of.items()}
+        request_context.messages = rebuild(both, items, where)
+        return request_context
+
+
+__all__ = ["ClosureError", "ClosureGuard", "ClosureHistory", "explode", "rebuild"]
