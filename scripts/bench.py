@@ -38,6 +38,8 @@
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
 `python scripts/bench.py --scale` runs the scale figures only; `--induce` times mention induction
 on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed).
+`--agents` times each of our agent hooks (issue 33) on 10^3 and 10^4 messages (`--agents-csv`
+rewrites data/results/agents_hooks.csv).
 `python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's,
 `--room` a room of 1, 10 and 30 pages in Chromium (scripts/bench_room.py).
 """
@@ -490,7 +492,35 @@ def bench_induce() -> None:
         last = (n, dt)
 
 
+def bench_agents() -> None:
+    """Each of our agent hooks alone, one model call over a history of 10^3 and 10^4 messages
+    (targets: <= 5 ms and <= 50 ms a call), and the peak memory a call allocates per message
+    (linear: about the same per message at both sizes). `--agents-csv` rewrites
+    data/results/agents_hooks.csv, what notebook 11 shows."""
+    import pandas as pd
+
+    from workbench.agents import bench
+    from workbench.common.provenance import stamp
+
+    print(f"load average: {os.getloadavg()[0]:.1f} (2 cores)")
+    rows = []
+    for n, target in ((1_000, 5.0), (10_000, 50.0)):
+        for r in bench.hook_times(n).to_dict("records"):
+            report(f"agent hook {r['hook']}, {n:,} messages", r["ms"] / 1000, target / 1000,
+                   f"({r['peak_bytes_per_message']:,.0f} bytes a message at peak)")  # fmt: skip
+            rows.append({**r, **stamp("python scripts/bench.py --agents --agents-csv")})
+    if "--agents-csv" in sys.argv:
+        from workbench.common.io import write_csv
+
+        write_csv(pd.DataFrame(rows), ROOT / "data" / "results" / "agents_hooks.csv",
+                  float_format="%.3f")  # fmt: skip
+        print("wrote data/results/agents_hooks.csv")
+
+
 def main() -> int:
+    if "--agents" in sys.argv:
+        bench_agents()
+        return 0 if all(r["passed"] is not False for r in RESULTS) else 1
     if "--induce" in sys.argv:
         bench_induce()
         return 0
@@ -550,6 +580,7 @@ def main() -> int:
 
     bench_closure()
     bench_logs()
+    bench_agents()
     bench_scale()
     bench_cold()
 

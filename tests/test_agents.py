@@ -331,11 +331,13 @@ def test_a_small_sweep_through_every_framework_shows_ours_closed():
 
 @pytest.mark.parametrize(
     "make, said",
-    [(lambda: wa.ClosureMiddleware(max_tokens=0), "max_tokens must be at least 1"),
-     (lambda: wa.closure_input_filter(100, strategy="oldest"), "strategy must be one of"),
-     (lambda: wa.ClosureHistory(max_tokens=100, strategy="x"), "strategy must be one of"),
-     (lambda: wa.ClosureGuard("pydantic-ai", mode="ignore"), "mode must be one of"),
-     (lambda: wa.ClosureGuard("crewai"), "framework must be one of")],  # fmt: skip
+    [
+        (lambda: wa.ClosureMiddleware(max_tokens=0), "max_tokens must be at least 1"),
+        (lambda: wa.closure_input_filter(100, strategy="oldest"), "strategy must be one of"),
+        (lambda: wa.ClosureHistory(max_tokens=100, strategy="x"), "strategy must be one of"),
+        (lambda: wa.ClosureGuard("pydantic-ai", mode="ignore"), "mode must be one of"),
+        (lambda: wa.ClosureGuard("crewai"), "framework must be one of"),
+    ],  # fmt: skip
 )
 def test_bad_settings_are_refused_by_name(make, said):
     with pytest.raises(ValueError, match=said):

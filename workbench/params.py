@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.agents import FRAMEWORKS
 from workbench.closure.window.managers import MANAGERS
 from workbench.common.encoders import ENCODERS
 from workbench.common.io import atomic_write_text
@@ -291,6 +292,8 @@ CHECKS: dict[str, Callable] = {
     "NS": _listed(_number("blocks", 100)),
     "QUERIES": _number("k"),
     "SCHEDULER": _scheduler,
+    "11:BUDGET": _number("capacity", 100, 5000),
+    "FRAMEWORKS": _names(FRAMEWORKS),
     "FIGURES_DIR": _path("output"),
     "RESULTS_DIR": _path("output"),
     "RECORDED_DIR": _path("folder"),

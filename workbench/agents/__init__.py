@@ -18,16 +18,15 @@ import importlib
 
 from workbench.agents.core import ClosureError, Record, Records
 
+FRAMEWORKS = ("langchain", "openai-agents", "pydantic-ai")
 ADAPTERS = {
     "ClosureMiddleware": "workbench.agents.for_langchain",
     "closure_input_filter": "workbench.agents.for_openai_agents",
     "ClosureHistory": "workbench.agents.for_pydantic_ai",
 }
-GUARDS = {
-    "langchain": "workbench.agents.for_langchain",
-    "openai-agents": "workbench.agents.for_openai_agents",
-    "pydantic-ai": "workbench.agents.for_pydantic_ai",
-}
+GUARDS = dict(zip(FRAMEWORKS, ("workbench.agents.for_langchain",
+                               "workbench.agents.for_openai_agents",
+                               "workbench.agents.for_pydantic_ai"), strict=True))  # fmt: skip
 
 
 def ClosureGuard(framework: str, *args, **kwargs):  # noqa: N802 - a class per framework

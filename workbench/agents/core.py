@@ -11,6 +11,7 @@ verdict is `workbench.closure.logs.check`. No rule is written here twice.
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -57,8 +58,8 @@ class Record:
     stubbed: tuple = ()  # call ids answered by a stand-in result (guard: the result is gone)
     tombstoned: tuple = ()  # handles a tombstone stands for in the request
     orphans: tuple = ()  # what the guard found before repairing it
-    tokens_in: int = 0
-    tokens_out: int = 0
+    tokens_in: int | None = None  # the request before (the guard's; a trim does not price it all)
+    tokens_out: int = 0  # what was sent
     budget: int | None = None
     seconds: float = 0.0
 
@@ -117,7 +118,7 @@ def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
         dropped=n - len(t.kept),
         restored=0,
         tombstoned=t.tombstones,
-        tokens_in=tokens(t.log),
+        tokens_in=None,  # a trim prices only what it looks at, not what it drops
         tokens_out=t.tokens,
         budget=t.budget,
         seconds=seconds,
@@ -154,12 +155,16 @@ def _match(edited: list, full: list, key) -> list:
     """For each edited item, the index of its original in `full` (in order, each used once) or
     None: an item another editor wrote (a summary)."""
     where: dict = {}
+    same = {id(it): i for i, it in enumerate(full)}  # an editor that keeps the objects
     for i, it in enumerate(full):
         where.setdefault(key(it), []).append(i)
     out, last = [], -1
     for it in edited:
-        cands = where.get(key(it), ())
-        j = next((c for c in cands if c > last), None)
+        j = same.get(id(it))
+        if j is None:
+            cands = where.get(key(it), ())
+            k = bisect.bisect_right(cands, last)  # the first of them after the last matched
+            j = cands[k] if k < len(cands) else None
         out.append(j)
         if j is not None:
             last = j

@@ -37,7 +37,8 @@ def _key(m):
     mid = getattr(m, "id", None)
     if mid:
         return ("id", mid)
-    return (m.type, getattr(m, "tool_call_id", None), repr(m.content))
+    calls = tuple(tc.get("id") for tc in getattr(m, "tool_calls", None) or ())
+    return (m.type, getattr(m, "tool_call_id", None), calls, repr(m.content))
 
 
 CODEC = Codec(

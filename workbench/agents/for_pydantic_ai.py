@@ -50,6 +50,11 @@ def _text(content) -> str:
     return repr(content)
 
 
+def _args(p: ToolCallPart) -> str:
+    """A call's arguments as JSON text (a string is already that: no parse and dump again)."""
+    return p.args if isinstance(p.args, str) else p.args_as_json_str()
+
+
 def explode(messages) -> tuple[list[dict], list[tuple]]:
     """(OpenAI chat dicts, each one's source: (message index, part index or None)): a request's
     parts one message each, a response one assistant message."""
@@ -62,7 +67,7 @@ def explode(messages) -> tuple[list[dict], list[tuple]]:
             if calls:
                 d["tool_calls"] = [
                     {"id": p.tool_call_id, "type": "function",
-                     "function": {"name": p.tool_name, "arguments": p.args_as_json_str()}}
+                     "function": {"name": p.tool_name, "arguments": _args(p)}}
                     for p in calls
                 ]  # fmt: skip
             out.append(d)
