@@ -22,7 +22,9 @@
   <= 15 s), and our `trim_messages` beside langchain-core's on the same 10^5 LangChain message
   objects with the same counter (langchain-core's count_tokens_approximately), strategy "last",
   at 1, 10 and 50 % of the tokens, for polls that reach far back and polls that reach a few
-  rounds back (target: ours no slower).
+  rounds back (target: ours no slower);
+- agent hooks (issue 33, `--agents`): one call of each `workbench.agents` hook over a history of
+  10^3 and 10^4 messages (targets <= 5 ms and <= 50 ms) and its peak memory a message.
 
 - scale: one retention step at N = 10^4, 10^5, 10^6 (d = 384, |E| = N) beside the least-work
   floor measured in the same rounds (one float32 mat-vec + one argpartition for the head; the

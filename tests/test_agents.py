@@ -4,6 +4,7 @@ double for the model: what the model was sent is what these tests inspect."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,8 @@ import workbench.agents as wa  # noqa: E402
 from workbench.agents import bench, drivers, provider, world  # noqa: E402
 from workbench.agents.core import ClosureError  # noqa: E402
 from workbench.closure import logs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAD = "filler " * 60  # a long tool answer: a few of them pass any small budget
 
@@ -342,3 +345,18 @@ def test_a_small_sweep_through_every_framework_shows_ours_closed():
 def test_bad_settings_are_refused_by_name(make, said):
     with pytest.raises(ValueError, match=said):
         make()
+
+
+def test_the_committed_notebook_records_what_the_issue_asks():
+    """Notebook 11's stored records (nbval re-executes it and compares): over at least 200 runs a
+    framework, ours sent no request a provider would reject and left no handle orphaned, at a
+    budget where each framework's best built-in did reject or orphan something."""
+    from workbench.common.notebook import read_records
+
+    rec = read_records(ROOT / "notebooks" / "11_agents.ipynb")
+    assert set(rec["verdict"]) == set(wa.FRAMEWORKS)
+    for fw, v in rec["verdict"].items():
+        assert v["runs"] >= 200, fw
+        assert v["ours_rejected"] == 0 and v["ours_orphan_handles"] == 0, fw
+        assert v["builtin_rejected"] + v["builtin_orphan_handles"] > 0, fw
+    assert len(rec["hook_ms"]) >= 8

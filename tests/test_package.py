@@ -267,3 +267,18 @@ def test_the_readmes_table_1_is_the_committed_table():
         (t.encoder, t.regime, t.policy): (t.paper, t.ours) for t in table.itertuples(index=False)
     }
     assert got == want
+
+
+def test_the_readmes_agents_table_is_the_committed_summary():
+    """The README quotes notebook 11's summary; its rows must be the ones the notebook wrote."""
+    import pandas as pd
+
+    from workbench.agents import FRAMEWORKS, report
+
+    summary = pd.read_csv(ROOT / "data" / "results" / "agents_summary.csv")
+    shown = [
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith(tuple(f"| {fw} |" for fw in FRAMEWORKS))
+    ]
+    assert shown == report.readme_rows(summary)

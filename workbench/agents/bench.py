@@ -38,8 +38,9 @@ POLICIES = {
                       "session limit + guard", "keep last n filter", "keep last n filter + guard"),
     "pydantic-ai": ("none", "closure", "closure last", "keep last n", "keep last n + guard"),
 }  # fmt: skip
-# ours: the closure trim by relevance to the person's latest turn (the default for a running
-# agent, whose next step needs what that turn names), "closure last" the newest turns that fit
+# ours: "closure" the closure trim by relevance to the person's latest turn (the adapters'
+# `strategy="relevance"`, not their default: a running agent's next step needs what that turn
+# names), "closure last" the adapters' default, the newest turns that fit
 OURS = ("closure", "closure last", "closure persist")
 COLUMNS = ("framework", "policy", "seed", "budget", "calls", "rejected", "rejected_pairing",
            "orphan_handles",

@@ -243,9 +243,12 @@ def guard(
     calls_at = {c: m.index for m in flog.messages for c, _ in m.calls} if flog else {}
     answer_at = {c: m.index for m in flog.messages for c in m.answers} if flog else {}
     fh = flog.handles() if flog is not None else None
+    log = first  # the first round reads what the editor sent; each later one what it left
     for _ in range(8):  # each round brings back what the last one needed; a few suffice
-        log = read(codec.wrap([it for _, it in seq]), codec.fmt)
-        rep = check(log, tombstones=tombs)
+        if log is None:
+            log = read(codec.wrap([it for _, it in seq]), codec.fmt)
+            rep = check(log, tombstones=tombs)
+        told = len(tombs)  # the tombstones `rep` was checked with
         present = {s for s, _ in seq if s is not None}
         room = None if max_tokens is None else max_tokens - tokens(log) - 8 * len(tombs)
 
@@ -297,6 +300,7 @@ def guard(
             for i, cid, name in sorted(stubs, reverse=True):
                 seq.insert(_after_results(i, log), (None, codec.stub(cid, name)))
                 stubbed.append(cid)
+            log = None
             continue
         new = []
         for k, (s, it) in enumerate(seq):
@@ -309,6 +313,7 @@ def guard(
             new.append((s, it))
         seq = _insert(new, sorted(want - present), full)
         restored += len(want - present)
+        log = None
         if not any(it for _, it in seq):
             raise ClosureError(
                 "the request holds only what cannot be sent (nothing is left once its orphans "
@@ -316,11 +321,15 @@ def guard(
                 found,
             )
     items = [it for _, it in seq]
-    try:
-        final = read(codec.wrap(items), codec.fmt)
-    except LogError as e:
-        raise ClosureError(f"the repaired request is not valid: {e}", found) from None
-    left = check(final, tombstones=tombs)
+    final, left = log, rep  # the last round's reading, when it changed nothing
+    if final is not None and len(tombs) != told:
+        left = check(final, tombstones=tombs)  # handles this round tombstoned
+    if final is None:
+        try:
+            final = read(codec.wrap(items), codec.fmt)
+        except LogError as e:
+            raise ClosureError(f"the repaired request is not valid: {e}", found) from None
+        left = check(final, tombstones=tombs)
     if left.orphan_results or left.orphan_calls or set(left.orphan_handles) - own:
         raise ClosureError(
             "the request could not be repaired: " + "; ".join(_describe(left)), found

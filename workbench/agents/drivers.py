@@ -429,6 +429,8 @@ def hooks(n_messages: int) -> dict:
 
     return {
         "langchain ClosureMiddleware": (lambda: for_langchain.ClosureMiddleware(budget), lc_call),
+        "langchain ClosureMiddleware (relevance)": (  # the benchmark's `closure`
+            lambda: for_langchain.ClosureMiddleware(budget, strategy="relevance"), lc_call),
         "langchain ClosureGuard (a front cut)": (for_langchain.ClosureGuard, lc_guard_call),
         "openai-agents closure_input_filter": (
             lambda: for_openai_agents.closure_input_filter(budget), sdk_call),

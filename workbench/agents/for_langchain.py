@@ -34,11 +34,11 @@ from workbench.agents.core import (
 def _key(m):
     """An edited message's original: by its id (a cleared tool result keeps it), else by kind
     and content."""
-    mid = getattr(m, "id", None)
-    if mid:
-        return ("id", mid)
-    calls = tuple(tc.get("id") for tc in getattr(m, "tool_calls", None) or ())
-    return (m.type, getattr(m, "tool_call_id", None), calls, repr(m.content))
+    f = vars(m)  # the model's fields (a missing one through getattr costs pydantic's slow path)
+    if f.get("id"):
+        return ("id", f["id"])
+    calls = tuple(tc.get("id") for tc in f.get("tool_calls") or ())
+    return (m.type, f.get("tool_call_id"), calls, repr(m.content))
 
 
 CODEC = Codec(

@@ -18,8 +18,9 @@ def kind(policy: str) -> str:
     return "none" if policy == "none" else BUILTIN
 
 
-def chart(summary: pd.DataFrame) -> alt.Chart:
-    """Tasks done per policy (with its bootstrap interval), one row per framework."""
+def chart(summary: pd.DataFrame, title: str) -> alt.Chart:
+    """Tasks done per policy (with its bootstrap interval), one row per framework; `title` says
+    where the numbers come from."""
     d = summary.assign(kind=summary["policy"].map(kind))
     base = alt.Chart(d).encode(
         y=alt.Y("policy:N", sort=None, title=None),
@@ -34,6 +35,7 @@ def chart(summary: pd.DataFrame) -> alt.Chart:
         .properties(width=360, height=alt.Step(14))
         .facet(row=alt.Row("framework:N", title=None))
         .resolve_scale(y="independent")
+        .properties(title=alt.TitleParams(title, anchor="start"))
     )
 
 
@@ -82,15 +84,15 @@ def note(summary: pd.DataFrame) -> str:
     for fw in summary["framework"].unique():
         last, ours = s.loc[(fw, "closure last")], s.loc[(fw, "closure")]
         losses.append(
-            f"{fw}: keeping the newest turns instead ({'closure last'}) does "
-            f"{last['tasks_done']:.2f} with {last['silent']} silent corruptions, against "
-            f"{ours['tasks_done']:.2f} and {ours['silent']}"
+            f"{fw}: keeping the newest turns instead (`closure last`) does "
+            f"{last['tasks_done']:.2f} with {int(last['silent'])} silent corruptions, against "
+            f"{ours['tasks_done']:.2f} and {int(ours['silent'])}"
         )
     if ("langchain", "closure persist") in s.index:
         p = s.loc[("langchain", "closure persist")]
         losses.append(
             f"langchain with `persist=True` (the checkpoint itself trimmed) does "
-            f"{p['tasks_done']:.2f}, with {p['orphan_handles']} orphaned handles: a definition cut "
+            f"{p['tasks_done']:.2f}, with {int(p['orphan_handles'])} orphaned handles: a definition cut "
             "from the state is gone for every later turn, and the next reference to it is a guess"
         )
     out.append("")
@@ -115,9 +117,10 @@ def guard_note(summary: pd.DataFrame) -> str:
         b = s.loc[(fw, p.replace(" + guard", ""))]
         out.append(
             f"- {fw}, {p.replace(' + guard', '')}: requests rejected for pairing "
-            f"{b['rejected_pairing']} -> {r['rejected_pairing']}, orphaned handles "
-            f"{b['orphan_handles']} -> {r['orphan_handles']}, rejected for the window "
-            f"{b['rejected'] - b['rejected_pairing']} -> {r['rejected'] - r['rejected_pairing']}"
+            f"{int(b['rejected_pairing'])} -> {int(r['rejected_pairing'])}, orphaned handles "
+            f"{int(b['orphan_handles'])} -> {int(r['orphan_handles'])}, rejected for the window "
+            f"{int(b['rejected'] - b['rejected_pairing'])} -> "
+            f"{int(r['rejected'] - r['rejected_pairing'])}"
         )
     out.append(
         "\nThe guard repairs pairing and lost definitions; it does not shrink a request that "
@@ -126,3 +129,52 @@ def guard_note(summary: pd.DataFrame) -> str:
         "history left to bring a definition back from: the request is valid, the handle lost."
     )
     return "\n".join(out)
+
+
+# the issue's targets for one hook call: <= 5 ms at 10^3 messages, <= 50 ms at 10^4
+TARGET_MS = {1_000: 5.0, 10_000: 50.0}
+
+
+def hook_table(hooks: pd.DataFrame) -> pd.DataFrame:
+    """The recorded hook times beside their targets."""
+    target = hooks["messages"].map(TARGET_MS)
+    return hooks.assign(target_ms=target, met=hooks["ms"] <= target)
+
+
+def hook_note(hooks: pd.DataFrame) -> str:
+    """Which hooks meet their time target, and which do not, by how much."""
+    t = hook_table(hooks)
+    missed = t[~t["met"]]
+    if missed.empty:
+        return f"Every hook meets its target at {', '.join(f'{n:,}' for n in TARGET_MS)} messages."
+    lines = [
+        f"- {r.hook} at {r.messages:,} messages: {r.ms:.1f} ms a call, target {r.target_ms:.0f} ms"
+        for r in missed.itertuples()
+    ]
+    return (
+        f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
+        + "\n".join(lines)
+        + "\n\nEach call reads the whole history again (no state is kept between calls); the "
+        "guard reads it and the edited request and checks both, and rereads after each repair, "
+        "so it costs several trims."
+    )
+
+
+def readme_rows(summary: pd.DataFrame) -> list[str]:
+    """The README's table (a test holds it to the committed summary): per framework, ours by
+    relevance and by recency, the best built-in, and that built-in behind our guard."""
+    rows = []
+    for fw, g in summary.groupby("framework", sort=False):
+        best = _best_builtin(g)["policy"]
+        s = g.set_index("policy")
+        for p in ("closure", "closure last", best, f"{best} + guard"):
+            if p not in s.index:
+                continue
+            r = s.loc[p]
+            rows.append(
+                f"| {fw} | {p}{' (ours)' if p in OURS else ''} | {int(r['runs'])} | "
+                f"{int(r['rejected'])} | {int(r['orphan_handles'])} | {int(r['silent'])} | "
+                f"{r['tasks_done']:.2f} [{r['done_lo']:.2f}, {r['done_hi']:.2f}] | "
+                f"{r['tokens_per_call']:.0f} |"
+            )
+    return rows
