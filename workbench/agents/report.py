@@ -45,7 +45,7 @@ def _best_builtin(g: pd.DataFrame) -> pd.Series:
 
 
 def verdict(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per framework: ours (the default closure trim) beside the best built-in, and whether the
+    """Per framework: ours (`closure`, the relevance trim) beside the best built-in, and whether the
     issue's bar holds (0 rejected requests and 0 orphaned handles over its runs, tasks done at
     least the best built-in's)."""
     rows = []
@@ -100,9 +100,10 @@ def note(summary: pd.DataFrame) -> str:
         "**Where ours loses.** Closure alone does not keep what the next turn will need: "
         + "; ".join(losses)
         + ". Ours also spends the budget: it fills it, where the built-ins that lose runs early "
-        'send less. The default trim here is `strategy="relevance"`, which finds the job a '
-        "person names because the world's submit result repeats the task's name: a tool that "
-        "answers with a bare id would leave only the closure rule, which is `closure last`'s row."
+        'send less. Ours here is `strategy="relevance"`, which finds the job a person names '
+        "because the world's submit result repeats the task's name; a tool that answers with a "
+        "bare id gives it less to go on, and this world does not measure that case (`closure "
+        "last`, the closure rule with no relevance, is the floor)."
     )
     return "\n".join(out)
 
