@@ -117,7 +117,7 @@ Markdown(report.guard_note(summary))
 #
 # Measured by `make bench ARGS=--agents` (`scripts/bench.py --agents --agents-csv`): one call of
 # each of our hooks on the generated long conversation at 10^3 and 10^4 messages, a budget a tenth
-# of its tokens (the median of 5), and the peak memory the call allocates per message of the
+# of its tokens (the median of 11), and the peak memory the call allocates per message of the
 # history. Shown as recorded, with the date, the machine and the load.
 
 # %%

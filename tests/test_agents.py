@@ -360,3 +360,36 @@ def test_the_committed_notebook_records_what_the_issue_asks():
         assert v["ours_rejected"] == 0 and v["ours_orphan_handles"] == 0, fw
         assert v["builtin_rejected"] + v["builtin_orphan_handles"] > 0, fw
     assert len(rec["hook_ms"]) >= 8
+
+
+def test_the_guards_merge_puts_each_restored_item_before_the_first_later_one():
+    """`core._insert` (one merge pass) against the rule it states, item by item: each restored
+    history item goes before the first item that came later in the history, also when an editor
+    reordered or wrote items (a None source); `_last_sources` is the last history position seen."""
+    import random
+
+    from workbench.agents.core import _insert, _last_sources
+
+    def by_rule(seq, adds, full):
+        out = list(seq)
+        for f in adds:
+            at = next((k for k, (s, _) in enumerate(out) if s is not None and s > f), len(out))
+            out.insert(at, (f, full[f]))
+        return out
+
+    rng = random.Random(7)
+    full = [f"h{i}" for i in range(40)]
+    for _ in range(300):
+        present = sorted(rng.sample(range(40), rng.randint(0, 25)))
+        if rng.random() < 0.3:  # an editor that reorders what it keeps
+            rng.shuffle(present)
+        seq = [(s, full[s]) for s in present]
+        for _ in range(rng.randint(0, 3)):  # items an editor wrote (a summary)
+            seq.insert(rng.randint(0, len(seq)), (None, "summary"))
+        adds = sorted(rng.sample(sorted(set(range(40)) - set(present)), rng.randint(0, 6)))
+        assert _insert(seq, adds, full) == by_rule(seq, adds, full)
+        last, want = None, []
+        for s, _ in seq:
+            last = s if s is not None else last
+            want.append(last)
+        assert _last_sources(seq) == want

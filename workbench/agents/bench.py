@@ -185,7 +185,7 @@ def to_json(df: pd.DataFrame) -> str:
     return json.dumps(df.to_dict(orient="records"), indent=1, default=float)
 
 
-def hook_times(n_messages: int, repeats: int = 5) -> pd.DataFrame:
+def hook_times(n_messages: int, repeats: int = 11) -> pd.DataFrame:
     """Each adapter's own time for one model call over a history of `n_messages` (the generated
     long conversation in the adapter's format, a budget a tenth of its size): the median of
     `repeats`, and the peak memory the call allocates, per message of the history."""

@@ -21,6 +21,7 @@ import pandas as pd
 
 from workbench.closure.logs import Log, LogError, LogReport, Message, approx_tokens, check, read
 from workbench.closure.logs.trim import STRATEGIES, Trimmed, blocks_of, tombstone, trim_log
+from workbench.common.io import paused_gc
 
 MODES = ("repair", "raise")
 
@@ -212,6 +213,11 @@ def guard(
     valid request (items out of order) raises `ClosureError` in both modes."""
     settings(max_tokens, mode=mode)
     t0 = time.perf_counter()
+    with paused_gc():  # three readings of the history: the collector's passes would cost double
+        return _guard(edited, full, codec, mode, max_tokens, call, t0)
+
+
+def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
     try:
         flog = read(codec.wrap(full), codec.fmt)
     except LogError:
@@ -278,10 +284,11 @@ def guard(
                 want.update(blocks[block_of[p]])
             else:
                 stubs.append((i, cid, name))
+        back = _last_sources(seq)
         for h, named in rep.orphan_handles.items():
             if h in own:
                 continue
-            at = next((s for s, _ in seq[named[0] :: -1] if s is not None), None)
+            at = back[named[0]]  # the history position of the naming message (or the last before)
             at = named[0] if at is None else at
             p = fh.definer_before(h, at + 1) if fh is not None else None
             if p is None or p < 0:
@@ -354,12 +361,29 @@ def guard(
 
 
 def _insert(seq: list, adds: list[int], full: list) -> list:
-    """`seq` with the history's items `adds` put back in history order: each before the first
-    item that came after it in the history."""
-    out = list(seq)
-    for f in adds:
-        at = next((k for k, (s, _) in enumerate(out) if s is not None and s > f), len(out))
-        out.insert(at, (f, full[f]))
+    """`seq` with the history's items `adds` (ascending) put back in history order: each before
+    the first item that came after it in the history. One merge pass: an item is the first after
+    `f` exactly when the running maximum of the history positions first exceeds `f` there."""
+    out, k, top = [], 0, -1
+    for s, it in seq:
+        if s is not None and s > top:
+            top = s
+            while k < len(adds) and adds[k] < top:
+                out.append((adds[k], full[adds[k]]))
+                k += 1
+        out.append((s, it))
+    out.extend((f, full[f]) for f in adds[k:])
+    return out
+
+
+def _last_sources(seq: list) -> list:
+    """For each position of `seq`, the history position of the last item at or before it that came
+    from the history (None before the first)."""
+    out, last = [], None
+    for s, _ in seq:
+        if s is not None:
+            last = s
+        out.append(last)
     return out
 
 

@@ -368,6 +368,8 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
 
     def try_keep(b) -> bool:
         room = max_tokens - kept_cost
+        if bcost[b] > room:
+            return False  # the block alone is past the budget (tombstones only add to it)
         want = closure_of(b, room)
         if want is not None and total_with(want) <= max_tokens:
             keep(want)
