@@ -213,7 +213,7 @@ def guard(
     valid request (items out of order) raises `ClosureError` in both modes."""
     settings(max_tokens, mode=mode)
     t0 = time.perf_counter()
-    with paused_gc():  # three readings of the history: the collector's passes would cost double
+    with paused_gc():  # three readings of a history: the collector would triple the time
         return _guard(edited, full, codec, mode, max_tokens, call, t0)
 
 
