@@ -218,6 +218,62 @@ def test_openai_agents_guard_wraps_a_filter_that_cuts_calls_off():
     assert any(r.action == "guard: repaired" for r in g.records)
 
 
+def _sdk_session_run(flt, script, limit, turns=TURNS):
+    model = SdkScript(script)
+    agent = SdkAgent(name="a", instructions="Run jobs.", model=model,
+                     tools=[function_tool(submit), function_tool(poll)])  # fmt: skip
+    session = drivers.SQLiteSession("s", session_settings=drivers.SessionSettings(limit=limit))
+    guard = flt(session) if callable(flt) and not hasattr(flt, "records") else flt
+    cfg = RunConfig(call_model_input_filter=guard, tracing_disabled=True)
+    for t in turns:
+        drivers.run_sync(Runner.run(agent, t, session=session, run_config=cfg))
+    return model.inputs, guard
+
+
+def _orphaned_handles(sent) -> int:
+    return sum(
+        len(
+            logs.check(logs.read({"input": items, "instructions": ins}, "responses")).orphan_handles
+        )
+        for ins, items in sent
+    )
+
+
+def test_openai_agents_guard_given_the_session_restores_what_its_limit_cut():
+    """A session `limit` cuts the history before any filter runs: the guard sees the definition
+    only in the session's store. Through the SDK's loop with a SQLite session: without the guard,
+    and with a guard not given the session, requests name job ids whose submit result is gone
+    (the guard takes them for ids the person brought); given the session, none does."""
+    ids = [json.loads(submit(t))["id"] for t in ("alpha", "beta")]
+    turns = [*TURNS[:4], *(f"poll {h}" for h in ids)]  # a person pastes an id shown long ago
+    bare, _ = _sdk_session_run(None, Script(), 3, turns)
+    blind, _ = _sdk_session_run(wa.ClosureGuard("openai-agents"), Script(), 3, turns)
+    seen, g = _sdk_session_run(
+        lambda s: wa.ClosureGuard("openai-agents", session=s), Script(), 3, turns
+    )
+    assert _orphaned_handles(bare) > 0 and _orphaned_handles(blind) == _orphaned_handles(bare)
+    assert _orphaned_handles(seen) == 0
+    assert any(r.action == "guard: repaired" and r.restored for r in g.records)
+    assert all(not provider.responses_problems(items) for _, items in seen)
+    with pytest.raises(TypeError, match="Session"):
+        wa.ClosureGuard("openai-agents", session=object())
+
+
+def test_the_session_store_is_laid_under_the_input_only_where_it_lines_up():
+    from workbench.agents.for_openai_agents import with_store
+
+    a, b, c, d = ({"type": "message", "role": "user", "content": x} for x in "abcd")
+    assert with_store([a, b, c], [b, c, d]) == [a, b, c, d]  # a limit of 2, then a new item
+    assert with_store([a, b, c], [a, b, c]) == [a, b, c]  # no limit
+    assert with_store([a, b, c], [d]) == [d]  # nothing of the store: the input alone
+    assert with_store([a, b, c], [a, b, d]) == [a, b, d]  # the store's newest is not sent
+    assert with_store([a, b, c], [d, b, c]) == [d, b, c]  # a new item before stored ones
+    assert with_store([], [a]) == [a]
+    # a message repeated in the store lines up with its latest copy (seed 30 of the benchmark)
+    assert with_store([a, b, c, a, d], [a, d, c]) == [a, b, c, a, d, c]
+    assert with_store([a, b, a, b, a], [a, b, a, d]) == [a, b, a, b, a, d]
+
+
 # --- pydantic-ai ------------------------------------------------------------------------------
 
 

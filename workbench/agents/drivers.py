@@ -268,14 +268,15 @@ def openai_agents_driver(policy: str, budget: int, window: int, tally):
         settings = SessionSettings(limit=max(4, budget // 50))
     elif base == "keep last n filter":
         flt = KeepLastItems(max(4, budget // 50))
+    session = SQLiteSession(f"run-{tally.seed}", session_settings=settings)
     if policy.endswith("+ guard"):
-        flt = for_openai_agents.ClosureGuard(flt, max_tokens=budget)
+        # given the session, the guard repairs from its whole store, not only what the SDK sent
+        flt = for_openai_agents.ClosureGuard(flt, max_tokens=budget, session=session)
         ours.append(flt)
     tools = [function_tool(f) for f in _tool_functions(tally)]
     agent = SdkAgent(
         name="jobs", instructions=SYSTEM, model=ScriptedModel(tally, window), tools=tools
     )
-    session = SQLiteSession(f"run-{tally.seed}", session_settings=settings)
     config = RunConfig(call_model_input_filter=flt, tracing_disabled=True)
 
     def one_turn(text: str) -> None:

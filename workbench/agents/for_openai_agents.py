@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
 import time
 
 from agents.run_config import ModelInputData
@@ -86,24 +87,38 @@ class closure_input_filter:  # noqa: N801 - used as a function: RunConfig(call_m
 class ClosureGuard:
     """Wrap another `call_model_input_filter` (or none) and check what it sends: an orphan it left
     is repaired from the input it was given, or, with `mode="raise"`, raises `ClosureError`
-    naming every orphan."""
+    naming every orphan.
 
-    def __init__(self, inner=None, mode: str = "repair", max_tokens: int | None = None):
+    With `session=` (the run's `Session`), the history to repair from is the session's whole store
+    with this run's new items after it, not only the input the SDK built: a session `limit` cuts
+    the history before any filter runs, so what it cut is found only there."""
+
+    def __init__(self, inner=None, mode: str = "repair", max_tokens: int | None = None,
+                 session=None):  # fmt: skip
         settings(max_tokens, mode=mode)
-        self.inner, self.mode, self.max_tokens = inner, mode, max_tokens
+        if session is not None and not callable(getattr(session, "get_items", None)):
+            raise TypeError(f"session must be an Agents SDK Session, got {type(session).__name__}")
+        self.inner, self.mode, self.max_tokens, self.session = inner, mode, max_tokens, session
         self.records = Records()
 
     def __call__(self, data):
-        full = [_plain(x) for x in data.model_data.input]
-        if self.inner is None:
-            return self._check(full, data.model_data)
-        out = self.inner(data)
+        given = [_plain(x) for x in data.model_data.input]
+        if self.session is not None:
+            return self._with_session(data, given)
+        out = data.model_data if self.inner is None else self.inner(data)
         if inspect.isawaitable(out):
-            return self._later(out, full)
-        return self._check(full, out)
+            return self._later(out, given)
+        return self._check(given, out)
 
     async def _later(self, out, full):
         return self._check(full, await out)
+
+    async def _with_session(self, data, given: list):
+        stored = [_plain(x) for x in await self.session.get_items(limit=sys.maxsize)]
+        out = data.model_data if self.inner is None else self.inner(data)
+        if inspect.isawaitable(out):
+            out = await out
+        return self._check(with_store(stored, given), out)
 
     def _check(self, full: list, md) -> ModelInputData:
         edited = [_plain(x) for x in md.input]
@@ -115,6 +130,31 @@ class ClosureGuard:
             text = note(g.tombstones)
             instructions = text if not instructions else f"{instructions}\n{text}"
         return ModelInputData(input=g.items, instructions=instructions)
+
+
+def with_store(stored: list, given: list) -> list:
+    """The run's whole history: the session's stored items, then the input's items the store does
+    not hold yet (this run's new ones). The input must start with the store's newest items, in
+    order (the longest such run is taken: a repeated message matches its latest copy); an input
+    that does not is returned alone (nothing is restored from a store that does not line up)."""
+    m = _overlap([_key(x) for x in stored[-len(given) :]] if given else [],
+                 [_key(x) for x in given])  # fmt: skip
+    return stored + given[m:] if m else given
+
+
+def _overlap(tail: list, head: list) -> int:
+    """The length of the longest prefix of `head` that is a suffix of `tail`, in linear time (the
+    prefix function of head + a separator + tail)."""
+    ids: dict = {}
+    seq = [ids.setdefault(k, len(ids)) for k in head] + [-1]
+    seq += [ids.get(k, -2) for k in tail]
+    pi = [0] * len(seq)
+    for i in range(1, len(seq)):
+        k = pi[i - 1]
+        while k and seq[i] != seq[k]:
+            k = pi[k - 1]
+        pi[i] = k + (seq[i] == seq[k] and seq[i] >= 0)
+    return pi[-1] if tail else 0
 
 
 __all__ = ["ClosureError", "ClosureGuard", "closure_input_filter"]

@@ -123,12 +123,24 @@ def guard_note(summary: pd.DataFrame) -> str:
             f"{int(b['rejected'] - b['rejected_pairing'])} -> "
             f"{int(r['rejected'] - r['rejected_pairing'])}"
         )
-    out.append(
+    note = (
         "\nThe guard repairs pairing and lost definitions; it does not shrink a request that "
-        "another editor left over the window (that stays the editor's job), and after an editor "
-        "that rewrites the history itself (a session `limit`, a history processor) it has no "
-        "history left to bring a definition back from: the request is valid, the handle lost."
+        "another editor left over the window (that stays the editor's job). Behind the Agents "
+        "SDK's session `limit` it is given the session (`session=`) and repairs from the "
+        "session's whole store, since the limit cuts the history before any filter runs."
     )
+    left = [
+        f"{p.replace(' + guard', '')} ({fw}: {int(r['orphan_handles']):,})"
+        for (fw, p), r in s.iterrows()
+        if p.endswith("+ guard") and r["orphan_handles"] > 0
+    ]
+    if left:
+        note += (
+            " Orphaned handles it leaves behind " + ", ".join(left) + ": those editors rewrote the "
+            "run's own history, so nothing is left to bring a definition back from; the request "
+            "is valid, the handle lost."
+        )
+    out.append(note)
     return "\n".join(out)
 
 
