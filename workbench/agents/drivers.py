@@ -428,6 +428,18 @@ def hooks(n_messages: int) -> dict:
         cut = lc[len(lc) // 3 :]
         g.wrap_model_call(_Request(cut, lc[0], {"messages": lc}), lambda r: r)
 
+    def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
+        session = SQLiteSession("bench")
+        run_sync(session.add_items(rs))
+        return for_openai_agents.ClosureGuard(session=session)
+
+    def sdk_session_call(g):
+        class Data:
+            model_data = for_openai_agents.ModelInputData(input=rs[len(rs) // 3 :],
+                                                          instructions=SYSTEM)  # fmt: skip
+
+        run_sync(g(Data()))
+
     return {
         "langchain ClosureMiddleware": (lambda: for_langchain.ClosureMiddleware(budget), lc_call),
         "langchain ClosureMiddleware (relevance)": (  # the benchmark's `closure`
@@ -435,6 +447,7 @@ def hooks(n_messages: int) -> dict:
         "langchain ClosureGuard (a front cut)": (for_langchain.ClosureGuard, lc_guard_call),
         "openai-agents closure_input_filter": (
             lambda: for_openai_agents.closure_input_filter(budget), sdk_call),
+        "openai-agents ClosureGuard (a session limit)": (sdk_session_guard, sdk_session_call),
         "pydantic-ai ClosureHistory": (lambda: for_pydantic_ai.ClosureHistory(max_tokens=budget),
                                        pyd_call),
     }  # fmt: skip

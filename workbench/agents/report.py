@@ -170,6 +170,12 @@ def hook_note(hooks: pd.DataFrame) -> str:
         + "\n\nEach call reads the whole history again (no state is kept between calls); the "
         "guard reads it and the edited request and checks both, and rereads after each repair, "
         "so it costs several trims."
+        + (
+            " Given an Agents SDK session, the guard also reads the session's whole store back "
+            "on every call."
+            if t["hook"].str.contains("session").any()
+            else ""
+        )
     )
 
 
