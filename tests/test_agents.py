@@ -449,3 +449,58 @@ def test_the_guards_merge_puts_each_restored_item_before_the_first_later_one():
             last = s if s is not None else last
             want.append(last)
         assert _last_sources(seq) == want
+
+
+def test_pydantic_ai_parts_read_as_pydantic_ai_renders_them():
+    """The adapter's short path for a tool return (a string returned successfully is itself) must
+    give the text pydantic-ai's own `model_response_str` gives, for every outcome and content
+    shape; a response's text parts are joined and its calls kept, whatever part types sit beside
+    them."""
+    from pydantic_ai.messages import (
+        ModelRequest,
+        RetryFeedbackPart,
+        RetryInfo,
+        RetryPromptPart,
+        ThinkingPart,
+        UserPromptPart,
+    )
+
+    from workbench.agents import for_pydantic_ai as fp
+
+    contents = ["job_ef6c done", "", None, {"id": "job_ef6c", "n": [1, 2]}, [1, "two"], 3.5]
+    outcomes = ("success", "failed", "denied", "interrupted", "retried")
+    parts = [ToolReturnPart("t", c, tool_call_id=f"c{k}", outcome=o)
+             for k, (c, o) in enumerate((c, o) for c in contents for o in outcomes)]  # fmt: skip
+    for p in parts:
+        assert fp._tool_text(p) == p.model_response_str(), (p.content, p.outcome)
+    resp = ModelResponse(parts=[TextPart("first"), ThinkingPart("hm"),
+                                ToolCallPart("submit", {"task": "x"}, tool_call_id="a1"),
+                                TextPart("second")])  # fmt: skip
+    req = ModelRequest(parts=[*parts[:2], UserPromptPart("go"),
+                              RetryPromptPart("bad args", tool_name="t", tool_call_id="c0")])  # fmt: skip
+    feedback = RetryFeedbackPart("the answer was not valid JSON", retry=RetryInfo("no_output"))
+    dicts, src = fp.explode([req, resp, ModelRequest(parts=[feedback])])
+    assert dicts[5] == {"role": "user", "content": feedback.model_response()}  # what the model sees
+    dicts, src = dicts[:5], src[:5]
+    assert [d["role"] for d in dicts] == ["tool", "tool", "user", "tool", "assistant"]
+    assert dicts[1]["content"] == parts[1].model_response_str() != "job_ef6c done"
+    assert dicts[3]["content"] == req.parts[3].model_response()
+    assert dicts[4]["content"] == "first\nsecond"
+    assert dicts[4]["tool_calls"][0]["function"] == {"name": "submit", "arguments": '{"task":"x"}'}
+    assert src == [(0, 0), (0, 1), (0, 2), (0, 3), (1, None)]
+
+
+def test_hook_note_names_misses_and_targets_met_by_less_than_the_spread():
+    """The notebook's note lists every missed target, and a target met by less than the
+    machine's run-to-run spread as one a rerun may miss; one met by more is in neither list."""
+    import pandas as pd
+
+    from workbench.agents import report
+
+    hooks = pd.DataFrame({"hook": ["a", "b", "c"], "messages": [1_000, 10_000, 10_000],
+                          "ms": [6.0, 45.0, 20.0]})  # fmt: skip
+    note = report.hook_note(hooks)
+    missed, _, rest = note.partition("\n\n")
+    assert "- a at 1,000 messages: 6.0 ms" in missed and "b" not in missed
+    assert "b at 10,000 messages (45.0 ms)" in rest and "c at" not in note
+    assert report.hook_note(hooks[hooks.hook == "c"]).startswith("Every hook meets")

@@ -803,3 +803,66 @@ def test_a_budget_above_the_log_gives_it_back_unchanged():
     t = trim.trim_log(log, 10**6)
     assert t.output == src and t.tombstones == () and t.fits
     assert not t.report.closed and t.closed  # the echoed ids stay the input's own orphans
+
+
+def test_openai_short_path_reads_as_the_full_path():
+    """OpenAI chat messages of the usual shapes are read on a short path; every message of every
+    stored OpenAI log and of the odd shapes below must read (or fail) exactly as the full path,
+    `_openai_message`, reads it."""
+    from workbench.closure.logs import readers
+    from workbench.closure.logs.detect import detect
+
+    class Text(str):
+        pass
+
+    odd = [
+        {"role": "developer", "content": "be brief"},
+        {"role": "user", "content": None},
+        {"role": "user", "content": [{"type": "text", "text": "see job_ef6c"}]},
+        {"role": "user", "content": Text("a str subclass")},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}},
+            {"id": "c2", "type": "custom", "custom": {"name": "g", "input": "job_ef6c"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "done"},
+        {"role": "assistant", "content": "x", "function_call": {"name": "h", "arguments": "{}"}},
+        {"role": "function", "name": "h", "content": "42"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c3", "function": {"name": "f", "arguments": None}}]},
+        {"role": "tool", "tool_call_id": "c3", "content": ""},
+    ]  # fmt: skip
+    bad = [
+        {"role": ["user"], "content": "x"},
+        {"role": "critic", "content": "x"},
+        {"role": "tool", "content": "x"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": 7, "function": {"name": "f"}}]},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]},
+        {"role": "user", "content": 3},
+        "not an object",
+    ]  # fmt: skip
+    stored = []
+    for path in sorted(Path("data/logs").rglob("*.json")):
+        try:  # the corpora hold logs that are no valid JSON or UTF-8 on purpose
+            obj = json.loads(path.read_text(encoding="utf-8"))
+            if detect(obj) == "openai":
+                stored.append(obj["messages"] if isinstance(obj, dict) else obj)
+        except (ValueError, logs.LogError):
+            continue
+    assert len(stored) >= 5
+    seen = 0
+    for msgs in [odd, *stored]:
+        legacy = readers._Legacy()
+        full = [readers._openai_message(i, m, legacy) for i, m in enumerate(msgs)]
+        short = readers.read_openai(msgs).messages
+        assert [(m.role, m.text, list(m.calls), list(m.answers)) for m in short] == [
+            (m.role, m.text, list(m.calls), list(m.answers)) for m in full
+        ]
+        seen += len(msgs)
+    for m in bad:
+        with pytest.raises(logs.LogError) as full_err:
+            readers._openai_message(0, m, readers._Legacy())
+        with pytest.raises(logs.LogError) as short_err:
+            readers.read_openai([m])
+        assert str(short_err.value) == str(full_err.value)
+    assert seen > 100

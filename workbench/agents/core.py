@@ -155,14 +155,16 @@ def stub_text(cid: str, name: str) -> str:
 def _match(edited: list, full: list, key) -> list:
     """For each edited item, the index of its original in `full` (in order, each used once) or
     None: an item another editor wrote (a summary)."""
-    where: dict = {}
+    where: dict | None = None  # key -> history positions, built once an item is not the same
     same = {id(it): i for i, it in enumerate(full)}  # an editor that keeps the objects
-    for i, it in enumerate(full):
-        where.setdefault(key(it), []).append(i)
     out, last = [], -1
     for it in edited:
         j = same.get(id(it))
         if j is None:
+            if where is None:
+                where = {}
+                for i, x in enumerate(full):
+                    where.setdefault(key(x), []).append(i)
             cands = where.get(key(it), ())
             k = bisect.bisect_right(cands, last)  # the first of them after the last matched
             j = cands[k] if k < len(cands) else None
@@ -230,9 +232,9 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         raise ClosureError(f"the request to the model is not valid: {e}") from None
     rep = check(first)
     tokens_in = tokens(first)
-    own = set(check(flog).orphan_handles) if flog is not None else set()
+    own = _Own(flog)
     found = tuple(_describe(rep))
-    if rep.closed or not (rep.orphan_results or rep.orphan_calls or set(rep.orphan_handles) - own):
+    if rep.closed or not (rep.orphan_results or rep.orphan_calls or own.foreign(rep)):
         rec = Record(call, "guard: closed", len(edited), len(edited), len(edited), 0, 0,
                      tokens_in=tokens_in, tokens_out=tokens_in,
                      seconds=time.perf_counter() - t0)  # fmt: skip
@@ -286,7 +288,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
                 stubs.append((i, cid, name))
         back = _last_sources(seq)
         for h, named in rep.orphan_handles.items():
-            if h in own:
+            if h in own.handles:
                 continue
             at = back[named[0]]  # the history position of the naming message (or the last before)
             at = named[0] if at is None else at
@@ -337,7 +339,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         except LogError as e:
             raise ClosureError(f"the repaired request is not valid: {e}", found) from None
         left = check(final, tombstones=tombs)
-    if left.orphan_results or left.orphan_calls or set(left.orphan_handles) - own:
+    if left.orphan_results or left.orphan_calls or own.foreign(left):
         raise ClosureError(
             "the request could not be repaired: " + "; ".join(_describe(left)), found
         )
@@ -358,6 +360,27 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         seconds=time.perf_counter() - t0,
     )
     return Guarded(items, rec.tombstoned, rec)
+
+
+class _Own:
+    """The handles the history itself names before defining them (a typed id, say): the
+    history's own, which no repair brings back. A whole check of the history, made the first
+    time a request has an orphaned handle to weigh against them (a closed request needs none)."""
+
+    def __init__(self, flog: Log | None):
+        self._flog, self._handles = flog, None
+
+    @property
+    def handles(self) -> set:
+        if self._handles is None:
+            self._handles = (
+                set(check(self._flog).orphan_handles) if self._flog is not None else set()
+            )
+        return self._handles
+
+    def foreign(self, rep: LogReport) -> set:
+        """The request's orphaned handles that are not the history's own."""
+        return set(rep.orphan_handles) - self.handles if rep.orphan_handles else set()
 
 
 def _insert(seq: list, adds: list[int], full: list) -> list:

@@ -21,6 +21,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
+    RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -55,42 +56,64 @@ def _args(p: ToolCallPart) -> str:
     return p.args if isinstance(p.args, str) else p.args_as_json_str()
 
 
+def _tool_text(p: ToolReturnPart) -> str:
+    """A tool return's text as the model is shown it (a string returned successfully is itself:
+    no call into pydantic-ai's content split for the common case)."""
+    c = p.content
+    if type(c) is str and p.outcome == "success":
+        return c
+    return p.model_response_str()
+
+
+def _response(m: ModelResponse) -> dict:
+    """A response as one assistant message with its calls."""
+    texts, calls = [], []
+    for p in m.parts:
+        t = type(p)
+        if t is TextPart or (t is not ToolCallPart and isinstance(p, TextPart)):
+            texts.append(p.content)
+        elif t is ToolCallPart or isinstance(p, ToolCallPart):
+            calls.append(
+                {"id": p.tool_call_id, "type": "function",
+                 "function": {"name": p.tool_name, "arguments": _args(p)}}
+            )  # fmt: skip
+    d = {"role": "assistant", "content": "\n".join(texts)}
+    if calls:
+        d["tool_calls"] = calls
+    return d
+
+
+def _part(p) -> dict:
+    """A request part as one OpenAI chat message."""
+    t = type(p)
+    if t is ToolReturnPart:  # the common parts first, by their exact type
+        return {"role": "tool", "tool_call_id": p.tool_call_id, "content": _tool_text(p)}
+    if t is UserPromptPart:
+        return {"role": "user", "content": _text(p.content)}
+    if isinstance(p, SystemPromptPart):
+        return {"role": "system", "content": p.content}
+    if isinstance(p, ToolReturnPart):
+        return {"role": "tool", "tool_call_id": p.tool_call_id, "content": _tool_text(p)}
+    if isinstance(p, RetryPromptPart) and p.tool_name is not None:
+        return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
+    if isinstance(p, RetryPromptPart | RetryFeedbackPart):  # a retry no call pairs: the user's
+        return {"role": "user", "content": p.model_response()}
+    if isinstance(p, UserPromptPart):
+        return {"role": "user", "content": _text(p.content)}
+    return {"role": "user", "content": repr(p)}  # a part no provider pairs: carried as the user's
+
+
 def explode(messages) -> tuple[list[dict], list[tuple]]:
     """(OpenAI chat dicts, each one's source: (message index, part index or None)): a request's
     parts one message each, a response one assistant message."""
     out, src = [], []
     for k, m in enumerate(messages):
         if isinstance(m, ModelResponse):
-            calls = [p for p in m.parts if isinstance(p, ToolCallPart)]
-            text = "\n".join(p.content for p in m.parts if isinstance(p, TextPart))
-            d = {"role": "assistant", "content": text}
-            if calls:
-                d["tool_calls"] = [
-                    {"id": p.tool_call_id, "type": "function",
-                     "function": {"name": p.tool_name, "arguments": _args(p)}}
-                    for p in calls
-                ]  # fmt: skip
-            out.append(d)
+            out.append(_response(m))
             src.append((k, None))
             continue
         for j, p in enumerate(m.parts):
-            if isinstance(p, SystemPromptPart):
-                d = {"role": "system", "content": p.content}
-            elif isinstance(p, ToolReturnPart):
-                d = {
-                    "role": "tool",
-                    "tool_call_id": p.tool_call_id,
-                    "content": p.model_response_str(),
-                }
-            elif isinstance(p, RetryPromptPart) and p.tool_name is not None:
-                d = {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
-            elif isinstance(p, RetryPromptPart):
-                d = {"role": "user", "content": p.model_response()}
-            elif isinstance(p, UserPromptPart):
-                d = {"role": "user", "content": _text(p.content)}
-            else:  # a part no provider pairs: carried as the user's
-                d = {"role": "user", "content": repr(p)}
-            out.append(d)
+            out.append(_part(p))
             src.append((k, j))
     return out, src
 

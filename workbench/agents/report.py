@@ -146,6 +146,9 @@ def guard_note(summary: pd.DataFrame) -> str:
 
 # the issue's targets for one hook call: <= 5 ms at 10^3 messages, <= 50 ms at 10^4
 TARGET_MS = {1_000: 5.0, 10_000: 50.0}
+# how far one recording of a hook's time moved from another on the 2-core development machine
+# (reruns of `make bench ARGS=--agents`): a target met by less than this may be missed on a rerun
+SPREAD = 1 / 3
 
 
 def hook_table(hooks: pd.DataFrame) -> pd.DataFrame:
@@ -158,8 +161,22 @@ def hook_note(hooks: pd.DataFrame) -> str:
     """Which hooks meet their time target, and which do not, by how much."""
     t = hook_table(hooks)
     missed = t[~t["met"]]
+    near = t[t["met"] & (t["ms"] > t["target_ms"] * (1 - SPREAD))]
+    close = (
+        "\n\nMet by less than this machine's run-to-run spread (up to a third), so a rerun may "
+        "miss: "
+        + "; ".join(
+            f"{r.hook} at {r.messages:,} messages ({r.ms:.1f} ms)" for r in near.itertuples()
+        )
+        + "."
+        if not near.empty
+        else ""
+    )
     if missed.empty:
-        return f"Every hook meets its target at {', '.join(f'{n:,}' for n in TARGET_MS)} messages."
+        return (
+            f"Every hook meets its target at {', '.join(f'{n:,}' for n in TARGET_MS)} messages."
+            + close
+        )
     lines = [
         f"- {r.hook} at {r.messages:,} messages: {r.ms:.1f} ms a call, target {r.target_ms:.0f} ms"
         for r in missed.itertuples()
@@ -168,14 +185,16 @@ def hook_note(hooks: pd.DataFrame) -> str:
         f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
         + "\n".join(lines)
         + "\n\nEach call reads the whole history again (no state is kept between calls); the "
-        "guard reads it and the edited request and checks both, and rereads after each repair, "
-        "so it costs several trims."
+        "guard reads it and the edited request, checks the request (and the history too when "
+        "the request has an orphaned handle), and rereads after each repair, so it costs "
+        "several trims."
         + (
             " Given an Agents SDK session, the guard also reads the session's whole store back "
             "on every call."
             if t["hook"].str.contains("session").any()
             else ""
         )
+        + close
     )
 
 

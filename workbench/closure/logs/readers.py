@@ -115,44 +115,95 @@ class _Legacy:
         return self.open.pop(0)
 
 
+OPENAI_KINDS = {"system": "system", "developer": "system", "user": "user",
+                "assistant": "assistant", "tool": "tool"}  # fmt: skip
+
+
 def read_openai(obj) -> Log:
-    """OpenAI chat completions (a list or a request body)."""
+    """OpenAI chat completions (a list or a request body); the common shapes on a short path that
+    reads them as the full path does (`_openai_message`, which names what is wrong)."""
     body, messages = _body(obj, "messages")
     out, legacy = [], _Legacy()
+    append = out.append
+    none = ()  # one shared empty tuple for no calls / no answers
     for i, m in enumerate(messages):
-        if not isinstance(m, dict):
-            raise err("must be an object", i)
-        role = _need(m, "role", str, i)
-        if role not in ("system", "developer", "user", "assistant", "tool", "function"):
-            raise err(f"unknown role {role!r}", i, "role")
-        calls, args = [], []
-        for k, tc in enumerate(m.get("tool_calls") or []):
-            cid = _need(tc, "id", str, i, f"tool_calls[{k}].id")
-            kind = tc.get("type", "function")
-            if kind not in ("function", "custom"):
-                raise err(f"unknown tool call type {kind!r}", i, f"tool_calls[{k}].type")
-            fn = _need(tc, kind, dict, i, f"tool_calls[{k}].{kind}")
-            name = _need(fn, "name", str, i, f"tool_calls[{k}].{kind}.name")
-            key = "arguments" if kind == "function" else "input"
-            a = fn.get(key) or ""
-            if not isinstance(a, str):
-                raise err("must be a string", i, f"tool_calls[{k}].{kind}.{key}")
-            calls.append((cid, name))
-            args.append(a)
-        if isinstance(m.get("function_call"), dict) and role == "assistant":
-            fc = m["function_call"]
-            calls.append((legacy.call(i), _need(fc, "name", str, i, "function_call.name")))
-            args.append(fc.get("arguments") or "")
-        answers = []
-        if role == "tool":
-            answers = [_need(m, "tool_call_id", str, i)]
-        elif role == "function":
-            _need(m, "name", str, i)
-            answers = [legacy.answer(i, "name")]
-        text = "\n".join(x for x in [text_of(m.get("content"), i, "content"), *args] if x)
-        kind = {"developer": "system", "function": "tool"}.get(role, role)
-        out.append(Message(i, kind, text, calls, answers, m))
+        if type(m) is dict and "function_call" not in m:
+            role, content = m.get("role"), m.get("content")
+            kind = OPENAI_KINDS.get(role) if type(role) is str else None
+            if kind is not None and (content is None or type(content) is str):
+                tcs = m.get("tool_calls")
+                if kind == "tool":
+                    cid = m.get("tool_call_id")
+                    if type(cid) is str and not tcs:
+                        append(Message(i, "tool", content or "", none, [cid], m))
+                        continue
+                elif not tcs:
+                    append(Message(i, kind, content or "", none, none, m))
+                    continue
+                else:
+                    short = _openai_short_calls(tcs)
+                    if short is not None:
+                        calls, args = short
+                        text = "\n".join(x for x in [content, *args] if x)
+                        append(Message(i, kind, text, calls, none, m))
+                        continue
+        append(_openai_message(i, m, legacy))
     return Log("openai", out, body=body)
+
+
+def _openai_short_calls(tcs):
+    """(calls, argument texts) of well-formed `function` tool calls, else None."""
+    if type(tcs) is not list:
+        return None
+    calls, args = [], []
+    for tc in tcs:
+        if type(tc) is not dict:
+            return None
+        cid, fn = tc.get("id"), tc.get("function")
+        if type(cid) is not str or type(fn) is not dict or tc.get("type", "function") != "function":
+            return None
+        name, a = fn.get("name"), fn.get("arguments") or ""
+        if type(name) is not str or type(a) is not str:
+            return None
+        calls.append((cid, name))
+        args.append(a)
+    return calls, args
+
+
+def _openai_message(i: int, m, legacy: _Legacy) -> Message:
+    """One OpenAI chat message, every shape, naming what is wrong."""
+    if not isinstance(m, dict):
+        raise err("must be an object", i)
+    role = _need(m, "role", str, i)
+    if role not in ("system", "developer", "user", "assistant", "tool", "function"):
+        raise err(f"unknown role {role!r}", i, "role")
+    calls, args = [], []
+    for k, tc in enumerate(m.get("tool_calls") or []):
+        cid = _need(tc, "id", str, i, f"tool_calls[{k}].id")
+        kind = tc.get("type", "function")
+        if kind not in ("function", "custom"):
+            raise err(f"unknown tool call type {kind!r}", i, f"tool_calls[{k}].type")
+        fn = _need(tc, kind, dict, i, f"tool_calls[{k}].{kind}")
+        name = _need(fn, "name", str, i, f"tool_calls[{k}].{kind}.name")
+        key = "arguments" if kind == "function" else "input"
+        a = fn.get(key) or ""
+        if not isinstance(a, str):
+            raise err("must be a string", i, f"tool_calls[{k}].{kind}.{key}")
+        calls.append((cid, name))
+        args.append(a)
+    if isinstance(m.get("function_call"), dict) and role == "assistant":
+        fc = m["function_call"]
+        calls.append((legacy.call(i), _need(fc, "name", str, i, "function_call.name")))
+        args.append(fc.get("arguments") or "")
+    answers = []
+    if role == "tool":
+        answers = [_need(m, "tool_call_id", str, i)]
+    elif role == "function":
+        _need(m, "name", str, i)
+        answers = [legacy.answer(i, "name")]
+    text = "\n".join(x for x in [text_of(m.get("content"), i, "content"), *args] if x)
+    kind = {"developer": "system", "function": "tool"}.get(role, role)
+    return Message(i, kind, text, calls, answers, m)
 
 
 # Anthropic blocks that are calls: a client `tool_use` (its `tool_result` in the next user turn),
