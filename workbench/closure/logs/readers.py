@@ -115,8 +115,9 @@ class _Legacy:
         return self.open.pop(0)
 
 
+# an OpenAI chat role -> the kind of message it is (a legacy `function` result is a tool result)
 OPENAI_KINDS = {"system": "system", "developer": "system", "user": "user",
-                "assistant": "assistant", "tool": "tool"}  # fmt: skip
+                "assistant": "assistant", "tool": "tool", "function": "tool"}  # fmt: skip
 
 
 def read_openai(obj) -> Log:
@@ -129,7 +130,8 @@ def read_openai(obj) -> Log:
     for i, m in enumerate(messages):
         if type(m) is dict and "function_call" not in m:
             role, content = m.get("role"), m.get("content")
-            kind = OPENAI_KINDS.get(role) if type(role) is str else None
+            # a legacy function result is paired by order (`_Legacy`): the full path's
+            kind = OPENAI_KINDS.get(role) if type(role) is str and role != "function" else None
             if kind is not None and (content is None or type(content) is str):
                 tcs = m.get("tool_calls")
                 if kind == "tool":
@@ -175,7 +177,7 @@ def _openai_message(i: int, m, legacy: _Legacy) -> Message:
     if not isinstance(m, dict):
         raise err("must be an object", i)
     role = _need(m, "role", str, i)
-    if role not in ("system", "developer", "user", "assistant", "tool", "function"):
+    if role not in OPENAI_KINDS:
         raise err(f"unknown role {role!r}", i, "role")
     calls, args = [], []
     for k, tc in enumerate(m.get("tool_calls") or []):
@@ -202,8 +204,7 @@ def _openai_message(i: int, m, legacy: _Legacy) -> Message:
         _need(m, "name", str, i)
         answers = [legacy.answer(i, "name")]
     text = "\n".join(x for x in [text_of(m.get("content"), i, "content"), *args] if x)
-    kind = {"developer": "system", "function": "tool"}.get(role, role)
-    return Message(i, kind, text, calls, answers, m)
+    return Message(i, OPENAI_KINDS[role], text, calls, answers, m)
 
 
 # Anthropic blocks that are calls: a client `tool_use` (its `tool_result` in the next user turn),
