@@ -842,7 +842,7 @@ def test_openai_short_path_reads_as_the_full_path():
         "not an object",
     ]  # fmt: skip
     stored = []
-    for path in sorted(Path("data/logs").rglob("*.json")):
+    for path in sorted(HELD.parent.rglob("*.json")):  # every stored log, the held-out ones too
         try:  # the corpora hold logs that are no valid JSON or UTF-8 on purpose
             obj = json.loads(path.read_text(encoding="utf-8"))
             if detect(obj) == "openai":
