@@ -246,6 +246,44 @@ class Lab:
         return self.log.read_text(errors="replace").count(f"Saving file at /{rel}")
 
 
+# what each code cell of the open notebook did: its count (null: not run, or queued) and its
+# outputs' types, with an error's name and value; the kernel's status
+LAB_STATE = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " if (!w || !w.content) return {widget: String(w && w.title && w.title.label)};"
+    " const s = w.sessionContext; const k = s && s.session && s.session.kernel;"
+    " return {kernel: k ? k.status : null, cells: w.content.widgets"
+    ".filter(c => c.model.type === 'code').map(c => ({n: c.model.executionCount,"
+    " out: [...Array(c.model.outputs.length).keys()].map(i => c.model.outputs.get(i).toJSON())"
+    ".map(o => o.output_type === 'error' ? `error ${o.ename}: ${o.evalue}` : o.output_type)}))}; }"
+)
+
+
+def lab_wait(page, server: Lab, what: str, timeout: float, selector: bool = True) -> None:
+    """`page.wait_for_selector(what)` (or `wait_for_function(what)` if not `selector`); when it
+    times out, the failure says what the notebook did meanwhile (each code cell's count and
+    outputs, the kernel's status), where a screenshot is, and the server log's last lines."""
+    try:
+        if selector:
+            page.wait_for_selector(what, timeout=timeout)
+        else:
+            page.wait_for_function(what, timeout=timeout)
+    except Exception as err:
+        if "Timeout" not in type(err).__name__:
+            raise
+        shot = server.log.with_name("timeout.png")
+        try:
+            state = page.evaluate(LAB_STATE)
+            page.screenshot(path=str(shot))
+        except Exception as inner:  # the page itself is gone: say so
+            state = f"the page did not answer: {inner}"
+        tail = server.log.read_text(errors="replace").splitlines()[-30:]
+        raise AssertionError(
+            f"waited {timeout / 1000:g} s for {what!r}; the notebook: {json.dumps(state)};"
+            f" screenshot {shot}; JupyterLab's log ends:\n" + "\n".join(tail)
+        ) from err
+
+
 @contextmanager
 def lab(root: Path, settings: dict | None = None, timeout: float = 120) -> Iterator[Lab]:
     """JupyterLab over the checkout `root` through `python -m workbench.explore.lab` (what

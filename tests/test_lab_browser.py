@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browserkit import LAB_READY, Recorder, chromium, is_local, lab
+from browserkit import LAB_READY, LAB_STATE, Recorder, chromium, is_local, lab, lab_wait
 from test_browser import chromium_path
 
 from workbench.dsgc.trace import Setting
@@ -63,7 +63,10 @@ def open_and_run(page, server, rel: str) -> None:
 
 
 def run_all(page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    """Run All, as the menu does: JupyterLab's command resolves once every cell has run, true when
+    none failed (false or nothing: a cell failed, or no notebook took the command)."""
+    ran = page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    assert ran is True, f"Run All answered {ran!r}; the notebook: {page.evaluate(LAB_STATE)}"
 
 
 def restart(page) -> float:
@@ -88,8 +91,8 @@ def test_explorer_in_jupyterlab(checkout):
         assert page.locator(".wb-static").first.is_visible()
         saves = server.saves(rel)
         run_all(page)
-        page.wait_for_selector(".wbx[data-wb-seq]", timeout=TIMEOUT_MS)
-        page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        lab_wait(page, server, ".wbx[data-wb-seq]", TIMEOUT_MS)
+        lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
         assert not page.locator(".wb-static").first.is_visible()  # the live view replaces it
 
         start = Setting("profile", 0, "lexical", "dsgc", 2.0, 1.0, 0.25, 1, 20)
@@ -149,8 +152,8 @@ def test_workshop_in_jupyterlab(checkout):
         statics = page.locator(".wb-static-part")
         assert statics.count() == 4 and statics.first.is_visible()
         run_all(page)
-        page.wait_for_selector(".wb-part-4 .wb-predict select", timeout=TIMEOUT_MS)
-        page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        lab_wait(page, server, ".wb-part-4 .wb-predict select", TIMEOUT_MS)
+        lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
         watched = "() => document.querySelectorAll('.wb-part.wb-live[data-wb-watched]').length"
         page.wait_for_function(f"() => ({watched})() === 4", timeout=60_000)
         assert not statics.first.is_visible()
