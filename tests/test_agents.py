@@ -21,7 +21,13 @@ from langchain_core.tools import StructuredTool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from pydantic_ai import Agent as PydAgent  # noqa: E402
 from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessagesTypeAdapter,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import FunctionModel  # noqa: E402
 
 import workbench.agents as wa  # noqa: E402
@@ -218,6 +224,30 @@ def test_openai_agents_guard_wraps_a_filter_that_cuts_calls_off():
     assert any(r.action == "guard: repaired" for r in g.records)
 
 
+def test_a_guard_given_max_tokens_cuts_a_request_left_over_it_and_says_when_none_fits():
+    """A filter that passes a growing history whole (no edit) leaves requests past the window;
+    given `max_tokens`, the guard cuts each one over it with the closure trim, newest first: within
+    the budget by the judge's count, closed, valid ("guard: trimmed"). With a budget no closed
+    request fits, it raises one `ClosureError` saying so instead of sending it."""
+    whole = _sdk_run(None, Script())
+    window = 300
+    assert any(provider.responses_problems(items, window) for _, items in whole)  # over it
+    g = wa.ClosureGuard("openai-agents", max_tokens=window)
+    sent = _sdk_run(g, Script())
+    assert any(r.action == "guard: trimmed" for r in g.records)
+    outputs = [it["output"] for _, items in sent for it in items
+               if it.get("type") == "function_call_output"]  # fmt: skip
+    defined = {json.loads(o)["id"] for o in outputs if '"id"' in o}  # what a submit returned
+    for instructions, items in sent:
+        assert not provider.responses_problems(items, int(window * 1.1))
+        rep = logs.check(logs.read({"input": items, "instructions": instructions}, "responses"))
+        assert not rep.orphan_results and not rep.orphan_calls
+        assert not set(rep.orphan_handles) & defined  # only what the model guessed, never shown
+    assert all(r.tokens_out <= window for r in g.records)
+    with pytest.raises(ClosureError, match="over max_tokens=5, and no closed request"):
+        _sdk_run(wa.ClosureGuard("openai-agents", max_tokens=5), Script())
+
+
 def _sdk_session_run(flt, script, limit, turns=TURNS):
     model = SdkScript(script)
     agent = SdkAgent(name="a", instructions="Run jobs.", model=model,
@@ -277,7 +307,9 @@ def test_the_session_store_is_laid_under_the_input_only_where_it_lines_up():
 # --- pydantic-ai ------------------------------------------------------------------------------
 
 
-def _pyd_run(capabilities, script, turns=TURNS):
+def _pyd_run(capabilities, script, turns=TURNS, stored=False):
+    """Each turn one run given the last one's `all_messages()` (`stored`: read back from JSON, as
+    an app that keeps its history in a database does)."""
     sent = []
 
     def fn(messages, info):
@@ -293,6 +325,10 @@ def _pyd_run(capabilities, script, turns=TURNS):
     history = None
     for t in turns:
         history = drivers.run_sync(agent.run(t, message_history=history)).all_messages()
+        if stored:
+            history = ModelMessagesTypeAdapter.validate_json(
+                ModelMessagesTypeAdapter.dump_json(history)
+            )
     return sent, history
 
 
@@ -305,22 +341,65 @@ def test_pydantic_ai_history_capability_trims_closed():
     assert len(history) > len(sent[-1])  # request-only: the run's history keeps everything
 
 
-def test_pydantic_ai_guard_after_a_history_processor_that_cuts_calls_off():
+@pytest.mark.parametrize("stored", [False, True], ids=["in memory", "read back from JSON"])
+def test_pydantic_ai_guard_after_a_history_processor_that_cuts_calls_off(stored):
     """A processor that keeps only the newest message after a tool ran leaves a tool return whose
-    call is gone: pydantic-ai then silently sends an empty request (the return stripped, the
-    prompt gone); the guard stops it with one error naming the orphan instead."""
+    call is gone, from the request and from the run's own history: pydantic-ai then silently
+    sends an empty request (the return stripped, the prompt gone). The guard keeps every message
+    of the conversation it has seen, so it brings the call back (whether the app keeps the
+    history as objects or reads it back from JSON each turn, without seeing a message twice);
+    in raise mode it stops the request with one error naming the orphan."""
 
     def cut(messages):
         if isinstance(messages[-1].parts[-1], ToolReturnPart):
             return messages[-1:]
         return messages
 
-    bare, _ = _pyd_run([ProcessHistory(cut)], Script())
+    bare, _ = _pyd_run([ProcessHistory(cut)], Script(), stored=stored)
     assert any(all(not m.parts for m in msgs) for msgs in bare)  # silent: nothing was sent
     g = wa.ClosureGuard("pydantic-ai")
+    sent, history = _pyd_run([ProcessHistory(cut), g], Script(), stored=stored)
+    assert all(not provider.pydantic_problems(m) for m in sent)
+    assert all(any(m.parts for m in msgs) for msgs in sent)
+    repaired = [r for r in g.records if r.action == "guard: repaired"]
+    assert repaired and all(r.restored for r in repaired)
+    (seen,) = g._seen.values()  # one conversation, each message once
+    calls = [p.tool_call_id for m in seen.items for p in m.parts if isinstance(p, ToolCallPart)]
+    sent_calls = {p.tool_call_id for msgs in sent for m in msgs for p in m.parts
+                  if isinstance(p, ToolCallPart)}  # fmt: skip
+    assert len(calls) == len(set(calls)) and sent_calls <= set(calls)
+    assert all(x != y for k, x in enumerate(seen.items) for y in seen.items[k + 1 :])
+    assert len(seen.items) > len(history)  # the run's own history lost what the guard kept
+    raising = wa.ClosureGuard("pydantic-ai", mode="raise")
     with pytest.raises(ClosureError, match="its call is not in the request"):
-        _pyd_run([ProcessHistory(cut), g], Script())
-    assert g.records.last is not None
+        _pyd_run([ProcessHistory(cut), raising], Script(), stored=stored)
+
+
+def test_the_pydantic_ai_guard_keeps_a_conversation_in_order():
+    """`Seen` takes in each history in the conversation's order: a message it has not seen goes
+    after the last known one before it, before the first known one when none is before it, at
+    the end when the history shares none with what it has seen; a message read back from JSON is
+    the one it has seen. A guard keeps only the conversations it used last."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from workbench.agents.for_pydantic_ai import Seen
+
+    a, b, c, d, e = (ModelRequest(parts=[UserPromptPart(x)]) for x in "abcde")
+    seen = Seen()
+    assert seen.merge([a, b]) == [a, b]
+    assert seen.merge([c]) == [a, b, c]  # nothing known: what follows
+    assert seen.merge([d, c]) == [a, b, d, c]  # before the first known one
+    assert seen.merge([a, e]) == [a, e, b, d, c]  # after the last known one before it
+    copy = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json([b, c]))
+    assert copy[0] is not b and seen.merge(copy) == [a, e, b, d, c]
+    f, g_ = (ModelRequest(parts=[UserPromptPart(x)]) for x in "fg")
+    assert seen.merge([f, a, g_, b]) == [f, a, g_, e, b, d, c]  # two, the second after a move
+    g = wa.ClosureGuard("pydantic-ai", conversations=2)
+    for cid in ("x", "y", "x", "z"):
+        g._store(type("Ctx", (), {"conversation_id": cid})())
+    assert list(g._seen) == ["x", "z"]
+    with pytest.raises(ValueError, match="conversations"):
+        wa.ClosureGuard("pydantic-ai", conversations=0)
 
 
 def test_pydantic_ai_guard_restores_what_a_request_only_edit_cut():

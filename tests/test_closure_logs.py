@@ -245,6 +245,38 @@ def test_the_trimmers_running_tombstone_set_is_the_exact_one(conv, fmt, data):
         assert not rep.orphan_handles
 
 
+@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), frac=st.floats(0.05, 1.0))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_one_handle_asked_is_an_orphan_exactly_where_the_whole_check_says(conv, fmt, frac):
+    """`Handles.orphaned_at` (one handle at one message, searched backwards: the guard's test of
+    the history's own handles) says what `check` says of every message naming a handle, on a log
+    and on a trim of it read back (tombstones in its preamble or its messages)."""
+    _asked_as_checked(logs.read(_fresh(conv, fmt), fmt), fmt, frac)
+
+
+@pytest.mark.parametrize("fmt", logs.FORMATS)
+def test_one_handle_asked_minds_the_tombstones_a_trim_wrote(fmt):
+    """The same on a long generated log cut to a tenth, whose trims carry tombstones (in the
+    preamble, or in a message where the shape has no preamble)."""
+    log = logs.read(loggen.render(loggen.long_conversation(60), fmt), fmt)
+    assert _asked_as_checked(log, fmt, 0.1) > 0
+
+
+def _asked_as_checked(log, fmt: str, frac: float) -> int:
+    """Assert `orphaned_at` agrees with `check` on `log` and on its trim to `frac` of its tokens,
+    read back; the trim's tombstones."""
+    total = sum(logs.approx_tokens(m) for m in log.messages)
+    cut = trim.trim_log(log, max(int(total * frac), 1), patterns=P)
+    back = [logs.read(json.loads(json.dumps(cut.output)), fmt)] if cut.conversation else []
+    for one in (log, *back):
+        whole = logs.check(one, patterns=P).orphan_handles
+        asked = one.handles(P)
+        named = {(x, m.index) for m in one.messages for x in one.handles(P).refs[m.index]}
+        for x, i in sorted(named, key=lambda p: (p[1], p[0]), reverse=True):  # newest first
+            assert asked.orphaned_at(x, i) == (i in whole.get(x, ())), (x, i)
+    return len(cut.tombstones)
+
+
 def test_trim_messages_returns_langchain_objects_too():
     pytest.importorskip("langchain_core")
     from langchain_core.messages import BaseMessage, messages_from_dict

@@ -50,7 +50,7 @@ class Record:
     """What one adapter did on one model call (read them from the adapter's `records`)."""
 
     call: int  # the adapter's own count of model calls, from 1
-    action: str  # "trim", "guard: closed", "guard: repaired"
+    action: str  # "trim", "guard: closed", "guard: repaired", "guard: trimmed" (over max_tokens)
     messages_in: int
     messages_out: int
     kept: int  # messages of the input sent unchanged
@@ -209,10 +209,13 @@ def guard(
     call whose result was cut gets it back, or a stand-in result saying so; a handle whose
     definition was cut gets the message defining it back (its original, where an editor rewrote
     it), or a tombstone. With `max_tokens`, nothing is brought back past that many tokens: the
-    result is dropped, the call answered by a stand-in, the handle tombstoned instead. Raise mode
-    raises `ClosureError` naming every orphan instead. A handle the
-    history itself never defined earlier is the history's own, left alone. What cannot be made a
-    valid request (items out of order) raises `ClosureError` in both modes."""
+    result is dropped, the call answered by a stand-in, the handle tombstoned instead; and a
+    request still over `max_tokens` (as the editor left it, or once repaired) is cut to it by the
+    closure trim, the newest first ("guard: trimmed"), or raises `ClosureError` when no closed
+    request within it keeps a conversation. Raise mode raises `ClosureError` naming every orphan
+    instead of repairing. A handle the history itself never defined earlier is the history's
+    own, left alone. What cannot be made a valid request (items out of order) raises
+    `ClosureError` in both modes."""
     settings(max_tokens, mode=mode)
     t0 = time.perf_counter()
     with paused_gc():  # three readings of a history: the collector would triple the time
@@ -234,7 +237,10 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
     tokens_in = tokens(first)
     own = _Own(flog)
     found = tuple(_describe(rep))
-    if rep.closed or not (rep.orphan_results or rep.orphan_calls or own.foreign(rep)):
+    if rep.closed or not (rep.orphan_results or rep.orphan_calls or own.foreign(rep, seq)):
+        fit = _fit(first, (), max_tokens, tokens_in, found)
+        if fit is not None:
+            return _fitted(fit, edited, edited, found, call, tokens_in, 0, (), t0)
         rec = Record(call, "guard: closed", len(edited), len(edited), len(edited), 0, 0,
                      tokens_in=tokens_in, tokens_out=tokens_in,
                      seconds=time.perf_counter() - t0)  # fmt: skip
@@ -250,7 +256,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
     block_of = {i: b for b, members in enumerate(blocks) for i in members}
     calls_at = {c: m.index for m in flog.messages for c, _ in m.calls} if flog else {}
     answer_at = {c: m.index for m in flog.messages for c in m.answers} if flog else {}
-    fh = flog.handles() if flog is not None else None
+    fh = own.fh
     log = first  # the first round reads what the editor sent; each later one what it left
     for _ in range(8):  # each round brings back what the last one needed; a few suffice
         if log is None:
@@ -288,7 +294,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
                 stubs.append((i, cid, name))
         back = _last_sources(seq)
         for h, named in rep.orphan_handles.items():
-            if h in own.handles:
+            if own.of(h, seq[named[0]][0]):
                 continue
             at = back[named[0]]  # the history position of the naming message (or the last before)
             at = named[0] if at is None else at
@@ -339,10 +345,13 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         except LogError as e:
             raise ClosureError(f"the repaired request is not valid: {e}", found) from None
         left = check(final, tombstones=tombs)
-    if left.orphan_results or left.orphan_calls or own.foreign(left):
+    if left.orphan_results or left.orphan_calls or own.foreign(left, seq):
         raise ClosureError(
             "the request could not be repaired: " + "; ".join(_describe(left)), found
         )
+    fit = _fit(final, tuple(sorted(set(tombs))), max_tokens, tokens(final), found)
+    if fit is not None:
+        return _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0)
     ids = {id(x) for x in edited}
     rec = Record(
         call=call,
@@ -362,25 +371,74 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
     return Guarded(items, rec.tombstoned, rec)
 
 
+def _fit(log: Log, tombs: tuple, max_tokens: int | None, size: int, found: tuple):
+    """A request (closed, with its tombstones) over `max_tokens` cut to it by the closure trim
+    (the newest first, what they need brought along, tombstones for the rest): the `Trimmed`
+    and its tombstones with the request's, or None when it is within the budget (or none is
+    set). Raises `ClosureError` when no closed request within the budget keeps a conversation."""
+    if max_tokens is None or size + 8 * len(tombs) <= max_tokens:
+        return None
+    t = trim_log(log, max(max_tokens - 8 * len(tombs), 1))
+    if not t.fits:
+        raise ClosureError(
+            f"the request to the model is {size} tokens, over max_tokens={max_tokens}, and no "
+            "closed request within it keeps a conversation",
+            found,
+        )
+    return t, tuple(sorted(set(tombs) | set(t.tombstones)))
+
+
+def _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0) -> Guarded:
+    """The guard's answer for a request `_fit` cut: its kept items, recorded."""
+    t, tombs = fit
+    out = [items[i] for i in t.kept]
+    ids = {id(x) for x in edited}
+    kept = sum(1 for x in out if id(x) in ids)
+    rec = Record(
+        call=call,
+        action="guard: trimmed",
+        messages_in=len(edited),
+        messages_out=len(out),
+        kept=kept,
+        dropped=len(edited) - kept,
+        restored=sum(1 for x in out if id(x) not in ids) if restored else 0,
+        stubbed=tuple(stubbed),
+        tombstoned=tombs,
+        orphans=found,
+        tokens_in=tokens_in,
+        tokens_out=t.tokens + 8 * (len(tombs) - len(t.tombstones)),
+        budget=t.budget,
+        seconds=time.perf_counter() - t0,
+    )
+    return Guarded(out, tombs, rec)
+
+
 class _Own:
     """The handles the history itself names before defining them (a typed id, say): the
-    history's own, which no repair brings back. A whole check of the history, made the first
-    time a request has an orphaned handle to weigh against them (a closed request needs none)."""
+    history's own, which no repair brings back. Asked of one orphaned handle of a request at the
+    history message naming it: does nothing in the history before that message define it (the
+    history's handle index, searched backwards)? A request item no history message is (a
+    summary) is weighed against one whole check of the history, made the first time one is."""
 
     def __init__(self, flog: Log | None):
+        self.fh = flog.handles() if flog is not None else None
         self._flog, self._handles = flog, None
 
-    @property
-    def handles(self) -> set:
+    def of(self, h: str, s: int | None) -> bool:
+        """Is handle h, named by history message s (None: by an item not from the history), the
+        history's own?"""
+        if self.fh is None:
+            return False
+        if s is not None:
+            return self.fh.orphaned_at(h, s)
         if self._handles is None:
-            self._handles = (
-                set(check(self._flog).orphan_handles) if self._flog is not None else set()
-            )
-        return self._handles
+            self._handles = set(check(self._flog).orphan_handles)
+        return h in self._handles
 
-    def foreign(self, rep: LogReport) -> set:
-        """The request's orphaned handles that are not the history's own."""
-        return set(rep.orphan_handles) - self.handles if rep.orphan_handles else set()
+    def foreign(self, rep: LogReport, seq: list) -> set:
+        """The request's orphaned handles that are not the history's own (`seq`: the request's
+        (history position or None, item) pairs, as `rep` read them)."""
+        return {h for h, named in rep.orphan_handles.items() if not self.of(h, seq[named[0]][0])}
 
 
 def _insert(seq: list, adds: list[int], full: list) -> list:

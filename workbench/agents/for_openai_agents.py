@@ -133,13 +133,15 @@ class ClosureGuard:
 
 
 def with_store(stored: list, given: list) -> list:
-    """The run's whole history: the session's stored items, then the input's items the store does
-    not hold yet (this run's new ones). The input must start with the store's newest items, in
-    order (the longest such run is taken: a repeated message matches its latest copy); an input
-    that does not is returned alone (nothing is restored from a store that does not line up)."""
+    """The run's whole history: the session's stored items the input does not carry (what a
+    `limit` cut), then the input's items (the store's newest and this run's new ones), the input's
+    own objects, so a filter's kept items are found in it by identity. The input must start with
+    the store's newest items, in order (the longest such run is taken: a repeated message matches
+    its latest copy); an input that does not is returned alone (nothing is restored from a store
+    that does not line up)."""
     m = _overlap([_key(x) for x in stored[-len(given) :]] if given else [],
                  [_key(x) for x in given])  # fmt: skip
-    return stored + given[m:] if m else given
+    return stored[: len(stored) - m] + given if m else given
 
 
 def _overlap(tail: list, head: list) -> int:

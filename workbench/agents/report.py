@@ -123,11 +123,21 @@ def guard_note(summary: pd.DataFrame) -> str:
             f"{int(b['rejected'] - b['rejected_pairing'])} -> "
             f"{int(r['rejected'] - r['rejected_pairing'])}"
         )
+    guarded = s[[p.endswith("+ guard") for _, p in s.index]]
+    over = int((guarded["rejected"] - guarded["rejected_pairing"]).sum())
     note = (
-        "\nThe guard repairs pairing and lost definitions; it does not shrink a request that "
-        "another editor left over the window (that stays the editor's job). Behind the Agents "
-        "SDK's session `limit` it is given the session (`session=`) and repairs from the "
-        "session's whole store, since the limit cuts the history before any filter runs."
+        "\nThe guard repairs pairing and lost definitions, and, given `max_tokens` (here the "
+        "budget), cuts a request another editor left over it with the closure trim, newest "
+        "first; "
+        + (
+            "no guarded request was rejected for the window."
+            if over == 0
+            else f"{over:,} guarded requests were still rejected for the window."
+        )
+        + " Behind the Agents SDK's session `limit` it is given the session (`session=`) and "
+        "repairs from the session's whole store, since the limit cuts the history before any "
+        "filter runs; behind pydantic-ai's history processor it repairs from every message of "
+        "the conversation it has seen, since the processor rewrites the run's own history."
     )
     left = [
         f"{p.replace(' + guard', '')} ({fw}: {int(r['orphan_handles']):,})"
@@ -136,9 +146,9 @@ def guard_note(summary: pd.DataFrame) -> str:
     ]
     if left:
         note += (
-            " Orphaned handles it leaves behind " + ", ".join(left) + ": those editors rewrote the "
-            "run's own history, so nothing is left to bring a definition back from; the request "
-            "is valid, the handle lost."
+            " Orphaned handles it leaves behind " + ", ".join(left) + ": the definitions were "
+            "gone before the guard saw them, so nothing is left to bring one back from; the "
+            "request is valid, the handle lost."
         )
     out.append(note)
     return "\n".join(out)

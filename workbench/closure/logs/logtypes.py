@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -173,6 +172,7 @@ class Handles:
         self._all = False  # every message scanned
         self._searched = 0  # characters searched backwards so far
         self._nearest: dict = {}  # handle -> (query position, the definition found before it)
+        self._tomb_first: dict | None = None  # handle -> the first message with its tombstone
 
     def at(self, i: int) -> tuple:
         """Message i's (refs, defs, tombs)."""
@@ -309,6 +309,20 @@ class Handles:
             end = int(starts[k])  # no definition of x in that message: look before it
         return None
 
+    def orphaned_at(self, x: str, i: int) -> bool:
+        """Is handle x, named by message i, an orphan there: neither the top-level system nor an
+        earlier message defines it or holds its tombstone? The rule `check` applies along the
+        whole log, asked of one handle (a backward search, not a pass over everything)."""
+        if x in self.pre_tombs or self.definer_before(x, i) is not None:
+            return False
+        if self._tomb_first is None:
+            joined, starts = self._joined()
+            hits = [(m.start(), m.group(1)) for m in self.patterns._compiled[2].finditer(joined)]
+            self._tomb_first = {}
+            for w, (_, t) in zip(self._where(starts, hits), hits, strict=True):
+                self._tomb_first.setdefault(t, w)
+        return self._tomb_first.get(x, i) >= i
+
     @property
     def first_def(self) -> dict:
         """Handle -> the first message defining it (-1: the top-level system)."""
@@ -441,14 +455,18 @@ def check(log: Log, kept=None, patterns: Patterns = CLOSURE_PATTERNS, tombstones
     tombed = set(h.pre_tombs) | set(tombstones)
     defined = set(h.pre_defs) | tombed
     orphans: dict[str, list[int]] = {}
+    at = h._at  # each message's (refs, defs, tombs), None until scanned
     for i in keep:
-        for x in h.refs[i]:
+        v = at[i]
+        refs, defs, tombs = h.at(i) if v is None else v
+        for x in refs:
             if x not in defined:
                 orphans.setdefault(x, []).append(i)
-        defined.update(h.defs[i])
-        if h.tombs[i]:
-            defined.update(h.tombs[i])
-            tombed.update(h.tombs[i])
+        if defs:
+            defined.update(defs)
+        if tombs:
+            defined.update(tombs)
+            tombed.update(tombs)
     return LogReport(
         res, calls, {x: tuple(orphans[x]) for x in sorted(orphans)}, tuple(sorted(tombed))
     )
@@ -459,5 +477,8 @@ def approx_tokens(message: Message) -> int:
     ceil(characters / 4) + 3 per message, over the role, the content text, the call names and
     arguments and the answered call ids. Plug in an exact counter (tiktoken, say) instead."""
     chars = len(message.role) + len(message.text)
-    chars += sum(len(c) + len(n) for c, n in message.calls) + sum(len(c) for c in message.answers)
-    return math.ceil(chars / 4) + 3
+    if message.calls:  # most messages have no calls and no answers: no generator for them
+        chars += sum(len(c) + len(n) for c, n in message.calls)
+    if message.answers:
+        chars += sum(map(len, message.answers))
+    return (chars + 3) // 4 + 3  # ceil(chars / 4), in integers
