@@ -137,6 +137,71 @@ def test_langchain_persist_trims_the_checkpointed_state_once():
         assert not provider.langchain_problems(sent)
 
 
+class Remembering(Script):
+    """A model that polls a job by its right id whether or not its request shows it (a guess that
+    hits, as the benchmark's scripted model makes them): a handle named without its definition."""
+
+    def decide(self, texts):
+        tool, x = super().decide(texts)
+        if tool == "poll":
+            task = texts[-1][1].split()[1]
+            x = {"job_id": json.loads(submit(task))["id"]}
+        return tool, x
+
+
+def _closed(sent) -> bool:
+    return logs.check(logs.read(list(sent), "langchain")).closed
+
+
+def test_langchain_persist_brings_back_a_definition_it_cut_when_a_later_call_names_it():
+    """A persisted trim cuts alpha's submit from the checkpoint; the model then names alpha's job
+    anyway. The next request holds alpha's submit result again (from what the middleware saw of
+    the thread), not a handle without its definition."""
+    mw = wa.ClosureMiddleware(max_tokens=260, persist=True)
+    s = Remembering()
+    state = _lc_run(_lc_agent([mw], s), TURNS)
+    alpha = json.loads(submit("alpha"))["id"]
+    polled = next(k for k, sent in enumerate(s.lc)
+                  if any(m.type == "ai" and alpha in json.dumps(m.tool_calls) for m in sent))  # fmt: skip
+    before = s.lc[polled - 1]  # the request on which the model named alpha: no submit of it
+    assert not any(m.type == "tool" and alpha in str(m.content) for m in before)
+    assert all(_closed(sent) for sent in s.lc)  # every request, that one's successor included
+    after = s.lc[polled]
+    defined = any(
+        m.type == "tool" and m.name == "submit" and alpha in str(m.content) for m in after
+    )
+    tombstoned = f'"evicted_ref": "{alpha}"' in str(after[0].content)
+    assert defined or tombstoned
+    assert len(state) < 20  # still the trimmed thread in the checkpoint
+
+
+class ForgetEarly(AgentMiddleware):
+    """A user's hook that deletes all but the newest messages from the state (as a summarizer
+    does), so the state no longer holds what an earlier result defined."""
+
+    def before_model(self, state, runtime):
+        from langchain_core.messages import RemoveMessage
+
+        msgs = state["messages"]
+        if len(msgs) > 8:
+            return {"messages": [RemoveMessage(id=m.id) for m in msgs[:-3]]}
+        return None
+
+
+def test_langchain_guard_restores_a_definition_an_editor_deleted_from_the_state():
+    s = Remembering()
+    _lc_run(_lc_agent([ForgetEarly()], s), TURNS)
+    assert not all(_closed(sent) for sent in s.lc)  # the hook alone: a handle without definition
+    g = wa.ClosureGuard("langchain")
+    s = Remembering()
+    _lc_run(_lc_agent([ForgetEarly(), g], s), TURNS)
+    assert all(_closed(sent) for sent in s.lc)
+    alpha = json.loads(submit("alpha"))["id"]
+    assert any(m.type == "tool" and m.name == "submit" and alpha in str(m.content)
+               for sent in s.lc[-3:] for m in sent)  # fmt: skip
+    assert any(r.action == "guard: repaired" and r.restored for r in g.records)
+
+
 class DropFirstCall(AgentMiddleware):
     """A user's hook that cuts the oldest messages, leaving a result whose call is gone."""
 
@@ -382,10 +447,11 @@ def test_the_pydantic_ai_guard_keeps_a_conversation_in_order():
     the one it has seen. A guard keeps only the conversations it used last."""
     from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-    from workbench.agents.for_pydantic_ai import Seen
+    from workbench.agents.core import Seen
+    from workbench.agents.for_pydantic_ai import _seen_key
 
     a, b, c, d, e = (ModelRequest(parts=[UserPromptPart(x)]) for x in "abcde")
-    seen = Seen()
+    seen = Seen(_seen_key)
     assert seen.merge([a, b]) == [a, b]
     assert seen.merge([c]) == [a, b, c]  # nothing known: what follows
     assert seen.merge([d, c]) == [a, b, d, c]  # before the first known one
@@ -397,9 +463,30 @@ def test_the_pydantic_ai_guard_keeps_a_conversation_in_order():
     g = wa.ClosureGuard("pydantic-ai", conversations=2)
     for cid in ("x", "y", "x", "z"):
         g._store(type("Ctx", (), {"conversation_id": cid})())
-    assert list(g._seen) == ["x", "z"]
+    assert len(g._seen) == 2 and "x" in g._seen and "z" in g._seen and "y" not in g._seen
     with pytest.raises(ValueError, match="conversations"):
         wa.ClosureGuard("pydantic-ai", conversations=0)
+
+
+def test_the_langchain_store_knows_a_message_by_its_id():
+    """LangChain's store: a message an editor rewrote under the same id (a cleared tool result)
+    is the one seen first, its original; a copy read back from a checkpoint is known, and known
+    again on the next call of the run."""
+    from langchain_core.messages import ToolMessage
+
+    from workbench.agents.for_langchain import _store
+
+    seen = _store(1).get("thread")
+    t = ToolMessage('{"id": "job_0001"}', tool_call_id="c1", id="m1")
+    h, n = HumanMessage("hi", id="m2"), HumanMessage("next", id="m3")
+    assert seen.merge([t, h]) == [t, h]
+    cleared = t.model_copy(update={"content": "[cleared]"})
+    assert seen.merge([cleared, h]) == [t, h] and seen.items[0] is t
+    copies = [m.model_copy() for m in (t, h)]
+    assert seen.merge([*copies, n]) == [t, h, n]
+    assert seen._find(copies[1]) == 1 and seen.merge(copies) == [t, h, n]
+    assert seen.merge([HumanMessage("first", id="m0"), *copies]) == [seen.items[0], t, h, n]
+    assert seen._find(copies[0]) == 1  # a move: the copies are found at their new places
 
 
 def test_pydantic_ai_guard_restores_what_a_request_only_edit_cut():

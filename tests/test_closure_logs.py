@@ -898,3 +898,49 @@ def test_openai_short_path_reads_as_the_full_path():
             readers.read_openai([m])
         assert str(short_err.value) == str(full_err.value)
     assert seen > 100
+
+
+_BLOCK_TYPES = ["text", "input_text", "output_text", "tool_use", "tool_result", "thinking",
+                "mcp_tool_result", "image", None]  # fmt: skip
+_blocks = st.lists(
+    st.one_of(st.text(max_size=3), st.builds(lambda t: {} if t is None else {"type": t},
+                                             st.sampled_from(_BLOCK_TYPES))),
+    max_size=3,
+)  # fmt: skip
+_items = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(
+            [
+                "message",
+                "function_call",
+                "function_call_output",
+                "reasoning",
+                "item_reference",
+                "web_search_call",
+                "constructor",
+                "text",
+                3,
+            ]
+        ),
+        "role": st.sampled_from(["user", "assistant", "tool", "function", "developer"]),
+        "content": st.one_of(st.none(), st.text(max_size=3), _blocks),
+        "tool_calls": st.just([]),
+        "tool_call_id": st.just("c"),
+        "function_call": st.just({}),
+        "data": st.just({}),
+        "lc": st.just(1),
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_items, st.sampled_from(["responses", "openai"]))
+def test_the_mixing_check_s_short_path_never_passes_what_the_full_check_refuses(m, fmt):
+    """`no_mixing` skips an item its format's short test calls plain: the full test (`dialect`)
+    must read every such item as that format's or anyone's."""
+    from workbench.closure.logs.detect import _PLAIN, dialect
+
+    if _PLAIN[fmt](m):
+        d = dialect(m)
+        assert d is None or d[0] == fmt, (m, d)

@@ -476,6 +476,106 @@ def _after_results(i: int, log: Log) -> int:
     return k
 
 
+class Seen:
+    """Every message of one conversation that a guard has seen, in the conversation's order. A
+    context editor that rewrites the framework's own history (a pydantic-ai history processor,
+    LangChain's summarizer, a persisted trim) leaves what it cut nowhere but here. A message is
+    known by identity, else by `key` (its id, or what a framework stamps on it), then, with
+    `equal`, by equality; with `equal=False` the key alone decides (an id: a message an editor
+    rewrote under the same id is the message seen first, its original). One not seen before goes
+    after the last known message before it."""
+
+    def __init__(self, key: Callable[[object], Hashable], equal: bool = True):
+        self.key, self.equal = key, equal
+        self.items: list = []
+        self._at: dict[int, int] = {}  # id(message) -> position in items (`items` holds each)
+        self._by_key: dict[Hashable, list[int]] = {}
+        # the copies the last merge found by key (a checkpoint read back gives each call of a run
+        # the same new objects): id -> (position, the copy, held so its id is not reused)
+        self._alias: dict[int, tuple[int, object]] = {}
+
+    def _find(self, m) -> int | None:
+        k = self._at.get(id(m))
+        if k is not None:
+            return k
+        hit = self._alias.get(id(m))
+        if hit is not None and hit[1] is m:
+            return hit[0]
+        for k in self._by_key.get(self.key(m), ()):
+            if not self.equal or self.items[k] == m:
+                return k
+        return None
+
+    def merge(self, messages) -> list:
+        """Take in a history (or one response) and return everything seen. A message not seen
+        before goes after the last known one before it in `messages`; before the first known one
+        if none is before it; at the end if `messages` holds no known message (what follows the
+        conversation so far, such as the newest messages alone)."""
+        messages = list(messages)
+        first = next((k for k in map(self._find, messages) if k is not None), None)
+        at = len(self.items) if first is None else first  # where the leading new ones go
+        alias, moved = {}, False
+        for m in messages:
+            k = self._find(m)  # after an insertion, the positions it moved are indexed again
+            if k is not None:
+                if id(m) not in self._at:
+                    alias[id(m)] = (k, m)
+                at = k + 1
+                continue
+            self.items.insert(at, m)
+            if at == len(self.items) - 1:
+                self._index(m, at)
+            else:  # before the end: the positions after it moved
+                self._reindex()
+                moved = True
+            at += 1
+        if moved:  # positions noted before a move are stale: found again
+            self._alias = {}
+            alias = {id(m): (k, m) for m in messages if id(m) not in self._at
+                     for k in [self._find(m)] if k is not None}  # fmt: skip
+        self._alias = alias
+        return self.items
+
+    def _reindex(self) -> None:
+        self._at, self._by_key, self._alias = {}, {}, {}
+        for j, x in enumerate(self.items):
+            self._index(x, j)
+
+    def _index(self, m, k: int) -> None:
+        self._at[id(m)] = k
+        self._by_key.setdefault(self.key(m), []).append(k)
+
+
+class Conversations:
+    """A guard's `Seen` store per conversation (a pydantic-ai `conversation_id`, a LangGraph
+    `thread_id`): the `size` most recently used kept, the oldest forgotten first."""
+
+    def __init__(self, size: int, make: Callable[[], Seen]):
+        if size < 1:
+            raise ValueError(f"conversations must be at least 1, got {size}")
+        self.size, self.make = size, make
+        self._by: dict = {}
+
+    def get(self, cid) -> Seen | None:
+        """The store of conversation `cid` (a new one the first time; None for no id)."""
+        if cid is None:
+            return None
+        seen = self._by.pop(cid, None) or self.make()
+        self._by[cid] = seen  # the most recently used last
+        while len(self._by) > self.size:
+            self._by.pop(next(iter(self._by)))
+        return seen
+
+    def __len__(self) -> int:
+        return len(self._by)
+
+    def __contains__(self, cid) -> bool:
+        return cid in self._by
+
+    def values(self) -> list[Seen]:
+        return list(self._by.values())
+
+
 def note(handles: Sequence[str]) -> str:
     """The typed tombstones, one JSON object a line, as the trim writes them."""
     return "\n".join(json.dumps(tombstone(h)) for h in handles)

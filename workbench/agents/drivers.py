@@ -30,6 +30,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, messages_from_dict, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from openai.types.responses import (
@@ -424,9 +425,13 @@ def hooks(n_messages: int) -> dict:
     def pyd_call(cap):
         run_sync(cap.before_model_request(_Ctx(pyd), _ReqCtx(list(pyd))))
 
-    def lc_guard_call(g):  # a foreign cut: the oldest third gone, leaving a front orphan
-        cut = lc[len(lc) // 3 :]
-        g.wrap_model_call(_Request(cut, lc[0], {"messages": lc}), lambda r: r)
+    def lc_guard_call(g):  # a foreign cut: the oldest third gone, leaving a front orphan; in a
+        cut = lc[len(lc) // 3 :]  # thread, as in an agent: the guard's store takes the state in
+        token = var_child_runnable_config.set({"configurable": {"thread_id": "bench"}})
+        try:
+            g.wrap_model_call(_Request(cut, lc[0], {"messages": lc}), lambda r: r)
+        finally:
+            var_child_runnable_config.reset(token)
 
     def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
         session = SQLiteSession("bench")

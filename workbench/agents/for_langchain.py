@@ -6,7 +6,11 @@
 `wrap_model_call` edits the request only: the state keeps the whole history (so a checkpointed
 thread is trimmed again on every call, at the cost of one trim). `persist=True` trims the state
 itself in `before_model` (a `RemoveMessage(REMOVE_ALL_MESSAGES)` and the kept messages), so the
-checkpoint holds the trimmed thread and the next turn starts from it. Each adapter's `records`
+checkpoint holds the trimmed thread and the next turn starts from it; what it cut stays in the
+middleware's store of the thread (in this process, the 64 threads used last), and when a later
+call names a handle whose definition it cut (a model that remembers, or guesses, an id), the
+definition is brought back before the next trim. `ClosureGuard` keeps the same store, so what an
+editor deleted from the state (a summarizer) can still be restored. Each adapter's `records`
 says, per model call, what it kept, dropped, restored and tombstoned.
 """
 
@@ -16,12 +20,15 @@ import time
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import RemoveMessage, SystemMessage, ToolMessage
+from langgraph.config import get_config
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from workbench.agents.core import (
     ClosureError,
     Codec,
+    Conversations,
     Records,
+    Seen,
     guard,
     note,
     settings,
@@ -29,6 +36,7 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
+from workbench.closure.logs import check, read
 
 
 def _key(m):
@@ -39,6 +47,21 @@ def _key(m):
         return ("id", f["id"])
     calls = tuple(tc.get("id") for tc in f.get("tool_calls") or ())
     return (m.type, f.get("tool_call_id"), calls, repr(m.content))
+
+
+def _thread():
+    """The LangGraph thread the call runs in (None outside one, or without a thread id)."""
+    try:
+        return get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:  # not inside a runnable
+        return None
+
+
+def _store(size: int = 64) -> Conversations:
+    """A `Seen` store per thread. A message in the state carries an id (LangGraph's reducer gives
+    it one): it is the message, whatever an editor made of its content since (the store keeps
+    the first version seen, the original)."""
+    return Conversations(size, lambda: Seen(_key, equal=False))
 
 
 CODEC = Codec(
@@ -69,6 +92,7 @@ class ClosureMiddleware(AgentMiddleware):
         settings(max_tokens, strategy)
         self.max_tokens, self.strategy, self.persist = max_tokens, strategy, persist
         self.records = Records()
+        self._seen = _store()  # persist: what each thread's state held before a trim cut it
 
     @property
     def name(self) -> str:
@@ -83,9 +107,25 @@ class ClosureMiddleware(AgentMiddleware):
     def before_model(self, state, runtime):
         if not self.persist:
             return None
-        msgs = state["messages"]
+        msgs = list(state["messages"])
+        seen = self._seen.get(_thread())
+        restored = False
+        if seen is not None:
+            # the tombstones an earlier trim wrote lead the state; the store keeps the rest
+            lead = msgs[:1] if msgs and msgs[0].type == "system" else []
+            rest = msgs[len(lead) :]
+            # an earlier trim cut something, and the state names what it cut: the guard, over what
+            # the store holds (read only then: the state is the small part)
+            if len(seen.merge(rest)) > len(rest) and not check(read(msgs, "langchain")).closed:
+                g = guard(msgs, [*lead, *seen.items], CODEC)
+                if g.record.action != "guard: closed":  # what it names, brought back
+                    msgs, restored = list(g.items), True
+                    if g.tombstones and lead and msgs[0] is lead[0]:
+                        msgs[0] = _with_note(lead[0], g.tombstones)
+                    elif g.tombstones:
+                        msgs.insert(0, _with_note(None, g.tombstones))
         t, _ = self._trim(None, msgs)
-        if len(t.kept) == len(msgs) and not t.tombstones:
+        if not restored and len(t.kept) == len(msgs) and not t.tombstones:
             return None  # it fits: the state stays as it is
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *t.output]}
 
@@ -98,6 +138,14 @@ class ClosureMiddleware(AgentMiddleware):
         t, _ = self._trim(request.system_message, request.messages)
         system, rest = _split_system(list(t.output), request.system_message)
         return handler(request.override(system_message=system, messages=rest))
+
+
+def _with_note(system, tombstones) -> SystemMessage:
+    """A system message (or a new one) with the typed tombstones written under it."""
+    text = note(tombstones)
+    if system is None:
+        return SystemMessage(text)
+    return system.model_copy(update={"content": f"{system.text}\n{text}"})
 
 
 def _fold(system, messages):
@@ -114,15 +162,22 @@ def _fold(system, messages):
 
 class ClosureGuard(AgentMiddleware):
     """Check what goes to the model after every other edit (list it last): an orphan another
-    editor left is repaired from the state's history (the call, the result or the definition
+    editor left is repaired from the thread's history (the call, the result or the definition
     brought back; a stand-in result or a tombstone when the history lacks it), or, with
-    `mode="raise"`, raises `ClosureError` naming every orphan before the provider answers 400."""
+    `mode="raise"`, raises `ClosureError` naming every orphan before the provider answers 400.
 
-    def __init__(self, mode: str = "repair", max_tokens: int | None = None):
+    The history is the state's messages and every message the guard saw in the thread before
+    (a store per LangGraph `thread_id`, the `conversations` used last kept): what an editor
+    deleted from the state itself (`SummarizationMiddleware`, a hook returning `RemoveMessage`)
+    is found there. Outside a thread, the state alone."""
+
+    def __init__(self, mode: str = "repair", max_tokens: int | None = None,
+                 conversations: int = 64):  # fmt: skip
         super().__init__()
         settings(max_tokens, mode=mode)
         self.mode, self.max_tokens = mode, max_tokens
         self.records = Records()
+        self._seen = _store(conversations)
 
     @property
     def name(self) -> str:
@@ -130,6 +185,9 @@ class ClosureGuard(AgentMiddleware):
 
     def wrap_model_call(self, request, handler):
         full = list(request.state.get("messages", [])) if request.state else []
+        seen = self._seen.get(_thread())
+        if seen is not None:  # what an editor cut from the state (a summary) is found here
+            full = list(seen.merge(full))
         g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
                   call=len(self.records) + 1)  # fmt: skip
         self.records.add(g.record)
@@ -137,12 +195,7 @@ class ClosureGuard(AgentMiddleware):
             return handler(request)
         system = request.system_message
         if g.tombstones:
-            text = note(g.tombstones)
-            system = (
-                SystemMessage(text)
-                if system is None
-                else system.model_copy(update={"content": f"{system.text}\n{text}"})
-            )
+            system = _with_note(system, g.tombstones)
         return handler(request.override(system_message=system, messages=g.items))
 
 

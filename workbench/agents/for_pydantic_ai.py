@@ -33,7 +33,9 @@ from pydantic_ai.messages import (
 from workbench.agents.core import (
     ClosureError,
     Codec,
+    Conversations,
     Records,
+    Seen,
     guard,
     note,
     settings,
@@ -203,62 +205,10 @@ class ClosureHistory(AbstractCapability):
         return request_context
 
 
-class Seen:
-    """Every message of one conversation that a guard has seen, in the conversation's order: the
-    run's history at each model call, and each model response. A history processor rewrites the
-    run's own history (`ctx.messages`, and so `all_messages()`), so what it cut is found only
-    here. A message is known by identity (pydantic-ai keeps a conversation's message objects
-    across its runs), or, for one read back from storage, by its kind and timestamp, then
-    equality (not by its run: pydantic-ai stamps that on a response after the hooks saw it); one
-    not seen before goes after the last known message before it."""
-
-    def __init__(self):
-        self.items: list = []
-        self._at: dict[int, int] = {}  # id(message) -> position in items
-        self._by_key: dict[tuple, list[int]] = {}
-
-    @staticmethod
-    def _key(m) -> tuple:
-        return (getattr(m, "kind", None), getattr(m, "timestamp", None))
-
-    def _find(self, m) -> int | None:
-        k = self._at.get(id(m))
-        if k is not None:
-            return k
-        for k in self._by_key.get(self._key(m), ()):
-            if self.items[k] == m:
-                return k
-        return None
-
-    def merge(self, messages) -> list:
-        """Take in a history (or one response) and return everything seen. A message not seen
-        before goes after the last known one before it in `messages`; before the first known one
-        if none is before it; at the end if `messages` holds no known message (what follows the
-        conversation so far, such as the newest messages alone)."""
-        messages = list(messages)
-        first = next((k for k in map(self._find, messages) if k is not None), None)
-        at = len(self.items) if first is None else first  # where the leading new ones go
-        for m in messages:
-            k = self._find(m)  # after an insertion, the positions it moved are indexed again
-            if k is not None:
-                at = k + 1
-                continue
-            self.items.insert(at, m)
-            if at == len(self.items) - 1:
-                self._index(m, at)
-            else:  # before the end: the positions after it moved
-                self._reindex()
-            at += 1
-        return self.items
-
-    def _reindex(self) -> None:
-        self._at, self._by_key = {}, {}
-        for j, x in enumerate(self.items):
-            self._index(x, j)
-
-    def _index(self, m, k: int) -> None:
-        self._at[id(m)] = k
-        self._by_key.setdefault(self._key(m), []).append(k)
+def _seen_key(m) -> tuple:
+    """A pydantic-ai message read back from storage is known by its kind and timestamp, then
+    equality (not by its run: pydantic-ai stamps that on a response after the hooks saw it)."""
+    return (getattr(m, "kind", None), getattr(m, "timestamp", None))
 
 
 @dataclass
@@ -276,26 +226,18 @@ class ClosureGuard(AbstractCapability):
     max_tokens: int | None = None
     conversations: int = 64
     records: Records = field(default_factory=Records, compare=False)
-    _seen: dict = field(default_factory=dict, compare=False, repr=False)
+    _seen: Conversations = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         settings(self.max_tokens, mode=self.mode)
-        if self.conversations < 1:
-            raise ValueError(f"conversations must be at least 1, got {self.conversations}")
+        self._seen = Conversations(self.conversations, lambda: Seen(_seen_key))
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
 
     def _store(self, ctx) -> Seen | None:
-        cid = getattr(ctx, "conversation_id", None)
-        if cid is None:
-            return None
-        seen = self._seen.pop(cid, None) or Seen()
-        self._seen[cid] = seen  # the most recently used last
-        while len(self._seen) > self.conversations:
-            self._seen.pop(next(iter(self._seen)))
-        return seen
+        return self._seen.get(getattr(ctx, "conversation_id", None))
 
     async def after_model_request(self, ctx, *, request_context, response):
         seen = self._store(ctx)

@@ -92,8 +92,9 @@ def note(summary: pd.DataFrame) -> str:
         p = s.loc[("langchain", "closure persist")]
         losses.append(
             f"langchain with `persist=True` (the checkpoint itself trimmed) does "
-            f"{p['tasks_done']:.2f}, with {int(p['orphan_handles'])} orphaned handles: a definition cut "
-            "from the state is gone for every later turn, and the next reference to it is a guess"
+            f"{p['tasks_done']:.2f}, with {int(p['orphan_handles'])} orphaned handles: a definition "
+            "cut from the state is out of the model's sight for every later turn (the middleware "
+            "brings it back only once a call names it), so the next reference to it is a guess"
         )
     out.append("")
     out.append(
