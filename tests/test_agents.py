@@ -670,3 +670,9 @@ def test_hook_note_names_misses_and_targets_met_by_less_than_the_spread():
     assert "- a at 1,000 messages: 6.0 ms" in missed and "- b at" not in missed
     assert "b at 10,000 messages (45.0 ms)" in rest and "c at" not in note
     assert report.hook_note(hooks[hooks.hook == "c"]).startswith("Every hook meets")
+    # a first call over its target is named, with its time, whether or not the next call meets it
+    hooks["first_ms"] = [7.0, 45.0, 61.0]
+    note = report.hook_note(hooks)
+    assert "c at 10,000 messages (61.0 ms)" in note.rpartition("\n\n")[2]
+    assert "b at 10,000 messages (45.0 ms)." not in note.rpartition("\n\n")[2]
+    assert "(61.0 ms)" in report.hook_note(hooks[hooks.hook == "c"])

@@ -944,3 +944,57 @@ def test_the_mixing_check_s_short_path_never_passes_what_the_full_check_refuses(
     if _PLAIN[fmt](m):
         d = dialect(m)
         assert d is None or d[0] == fmt, (m, d)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "responses", "langchain"])
+def test_a_relevance_trim_scanned_as_it_walks_answers_as_one_scanned_whole(fmt):
+    # below a quarter of the log's tokens the relevance walk scans only the blocks it tries; at
+    # or above, every text in one pass: the answer must not depend on which
+    obj = loggen.render(loggen.long_conversation(400), fmt)
+    total = sum(logs.approx_tokens(m) for m in logs.read(obj, fmt).messages)
+    for frac in (0.03, 0.1, 0.2, 0.24, 0.3, 0.6):
+        budget = int(total * frac)
+        walked = trim.trim_log(logs.read(obj, fmt), budget, strategy="relevance")
+        whole = logs.read(obj, fmt)
+        whole.handles(trim.CLOSURE_PATTERNS).scan_all()  # scanned before the trim asks
+        once = trim.trim_log(whole, budget, strategy="relevance")
+        assert (walked.kept, walked.tombstones, walked.tokens) == (
+            once.kept,
+            once.tombstones,
+            once.tokens,
+        ), frac
+        assert walked.fits and walked.closed
+
+
+def test_the_relevance_ranking_keeps_a_bounded_memo_with_the_shared_encoders_bits(monkeypatch):
+    from workbench.common.encoders import CachedEncoder, get_encoder
+
+    small = CachedEncoder(trim.RANKER.base)
+    small.hold(50)
+    monkeypatch.setattr(trim, "RANKER", small)
+    shared = get_encoder("lexical")
+    before = len(shared._memo)
+    conv = loggen.long_conversation(300)
+    log = logs.read(loggen.render(conv, "openai"), "openai")
+    budget = sum(logs.approx_tokens(m) for m in log.messages) // 5
+    first = trim.trim_log(log, budget, strategy="relevance")
+    assert 0 < len(small._memo) <= 50  # at most what it holds, however many blocks it ranked
+    assert len(shared._memo) == before  # the process-wide memo does not grow by a trim
+    again = trim.trim_log(logs.read(loggen.render(conv, "openai"), "openai"), budget,
+                          strategy="relevance")  # fmt: skip
+    assert (again.kept, again.tombstones) == (first.kept, first.tombstones)
+    texts = [m.text for m in log.messages[:200]]
+    assert (small(texts) == shared.base.encode(texts)).all()  # the same bits, memo or not
+
+
+def test_block_prices_are_exact_sums_whatever_the_counter_returns():
+    blocks = [range(0, 2), range(2, 3), range(3, 6)]
+    block_of = [0, 0, 1, 2, 2, 2]
+    assert trim.block_costs([3, 4, 5, 1, 1, 2], block_of, blocks) == [7, 5, 4]
+    assert trim.block_costs([0.5, 0.75, 0.25, 0.5, 0.5, 0.125], block_of, blocks) == [
+        1.25,
+        0.25,
+        1.125,
+    ]  # summed, not truncated to integers
+    big = 10**15 + 1  # integers stay exact up to the sums a log can reach
+    assert trim.block_costs([big, 1, 0, 0, 0, 0], block_of, blocks)[0] == big + 1

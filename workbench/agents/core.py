@@ -349,7 +349,8 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         raise ClosureError(
             "the request could not be repaired: " + "; ".join(_describe(left)), found
         )
-    fit = _fit(final, tuple(sorted(set(tombs))), max_tokens, tokens(final), found)
+    tokens_out = tokens(final)
+    fit = _fit(final, tuple(sorted(set(tombs))), max_tokens, tokens_out, found)
     if fit is not None:
         return _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0)
     ids = {id(x) for x in edited}
@@ -365,7 +366,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         tombstoned=tuple(sorted(set(tombs))),
         orphans=found,
         tokens_in=tokens_in,
-        tokens_out=tokens(final),
+        tokens_out=tokens_out,
         seconds=time.perf_counter() - t0,
     )
     return Guarded(items, rec.tombstoned, rec)

@@ -168,25 +168,39 @@ def hook_table(hooks: pd.DataFrame) -> pd.DataFrame:
     return hooks.assign(target_ms=target, met=hooks["ms"] <= target)
 
 
+def _listed(intro: str, rows: pd.DataFrame, col: str) -> str:
+    """A paragraph naming each hook of `rows` with its time in `col`, or nothing for none."""
+    if rows.empty:
+        return ""
+    named = "; ".join(
+        f"{r['hook']} at {r['messages']:,} messages ({r[col]:.1f} ms)" for _, r in rows.iterrows()
+    )
+    return f"\n\n{intro}{named}."
+
+
 def hook_note(hooks: pd.DataFrame) -> str:
     """Which hooks meet their time target, and which do not, by how much."""
     t = hook_table(hooks)
     missed = t[~t["met"]]
     near = t[t["met"] & (t["ms"] > t["target_ms"] * (1 - SPREAD))]
-    close = (
-        "\n\nMet by less than this machine's run-to-run spread (up to a third), so a rerun may "
-        "miss: "
-        + "; ".join(
-            f"{r.hook} at {r.messages:,} messages ({r.ms:.1f} ms)" for r in near.itertuples()
-        )
-        + "."
-        if not near.empty
-        else ""
+    close = _listed(
+        "Met by less than this machine's run-to-run spread (up to a third), so a rerun may miss: ",
+        near,
+        "ms",
+    )
+    first = _listed(
+        "The times are a running agent's next call on a history its last call saw; a first call "
+        "on a history costs more where something is kept between calls (the relevance ranking "
+        "keeps each block text's lexical row, a guard its store of the conversation). First calls "
+        "over their target: ",
+        t[t["first_ms"] > t["target_ms"]] if "first_ms" in t else t.iloc[:0],
+        "first_ms",
     )
     if missed.empty:
         return (
             f"Every hook meets its target at {', '.join(f'{n:,}' for n in TARGET_MS)} messages."
             + close
+            + first
         )
     lines = [
         f"- {r.hook} at {r.messages:,} messages: {r.ms:.1f} ms a call, target {r.target_ms:.0f} ms"
@@ -195,10 +209,10 @@ def hook_note(hooks: pd.DataFrame) -> str:
     return (
         f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
         + "\n".join(lines)
-        + "\n\nEach call reads the whole history again (no state is kept between calls); the "
-        "guard reads it and the edited request, checks the request (and the history too when "
-        "the request has an orphaned handle), and rereads after each repair, so it costs "
-        "several trims."
+        + "\n\nEach call reads the whole history again (only the relevance ranking's rows and "
+        "a guard's store of the conversation are kept between calls); the guard reads it and the "
+        "edited request, checks the request (and the history too when the request has an "
+        "orphaned handle), and rereads after each repair, so it costs several trims."
         + (
             " Given an Agents SDK session, the guard also reads the session's whole store back "
             "on every call."
@@ -206,6 +220,7 @@ def hook_note(hooks: pd.DataFrame) -> str:
             else ""
         )
         + close
+        + first
     )
 
 

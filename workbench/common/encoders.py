@@ -444,6 +444,12 @@ class CachedEncoder:
             return np.zeros((0, self.dim), dtype=np.float64)
         return np.stack(rows)
 
+    def forget(self) -> None:
+        """Forget every text memoized in this process (the disk cache, if any, is left)."""
+        with self._lock:
+            self._memo.clear()
+            self._added.clear()
+
     def _drop_oldest(self) -> None:
         with self._lock:
             while len(self._added) > self.held:

@@ -24,12 +24,27 @@ from workbench.closure.logs import Log, LogReport, Message, approx_tokens, check
 from workbench.closure.logs.logtypes import text_of
 from workbench.closure.logs.readers import READERS
 from workbench.closure.window.spans import CLOSURE_PATTERNS
-from workbench.common.encoders import get_encoder
+from workbench.common.encoders import CachedEncoder, LexicalEncoder, get_encoder
 from workbench.common.handles import Patterns
 from workbench.common.io import paused_gc
 
 STRATEGIES = ("last", "relevance")
 NEVER = 1 << 62  # no kept message: later than any position
+
+
+class _RankRows(LexicalEncoder):
+    """The lexical rule, memoized whatever the batch's size: the relevance ranking's batch (every
+    block of a history) comes back at the next model call of a running agent, nearly whole."""
+
+    recompute = False
+
+
+# each block text's row kept for the next call, at most RANK_HELD of them, the oldest forgotten
+# first: a long-lived agent process does not keep a row for every block it ever ranked (as the
+# shared encoder's memo would); the same bits as the shared encoder's rows (batch-invariant)
+RANK_HELD = 1 << 13
+RANKER = CachedEncoder(_RankRows())
+RANKER.hold(RANK_HELD)
 
 
 def tombstone(handle: str) -> dict:
@@ -246,6 +261,32 @@ class _Lazy(dict):
         return v
 
 
+def block_costs(cost: list, block_of: list[int], blocks: list) -> list:
+    """Each block's price, the sum of its messages' (`cost` per message, `block_of` its block):
+    integer prices in one bincount (exact: sums far below 2**53), others (a counter of floats)
+    summed one block at a time, as the 'last' walk sums them."""
+    if all(type(c) is int for c in cost):
+        return np.bincount(block_of, weights=cost, minlength=len(blocks)).astype(np.int64).tolist()
+    return [sum(cost[i] for i in members) for members in blocks]
+
+
+def _unclosable_blocks(msgs, block_of, n_blocks: int, carried: set) -> list[bool]:
+    """Per block, what `unclosable` answers, in one pass over the messages: a block whose calls
+    are not exactly the calls it answers (a call unanswered in its block, a result whose call
+    the block does not hold; a result the provider carries answers nothing here)."""
+    calls: dict[int, set] = {}
+    answers: dict[int, set] = {}
+    for i, m in enumerate(msgs):
+        if m.calls:
+            calls.setdefault(block_of[i], set()).update(c for c, _ in m.calls)
+        if m.answers and i not in carried:
+            answers.setdefault(block_of[i], set()).update(m.answers)
+    bad = [False] * n_blocks
+    for b in calls.keys() | answers.keys():
+        bad[b] = calls.get(b, set()) != answers.get(b, set())
+    return bad
+
+
 def trim_log(
     log: Log,
     max_tokens: int,
@@ -281,8 +322,6 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     blocks = blocks_of(log)
     sizes = np.fromiter((len(members) for members in blocks), dtype=np.int64, count=len(blocks))
     block_of = np.repeat(np.arange(len(blocks)), sizes).tolist()
-    if strategy == "relevance":
-        handles.scan_all()  # every block is a candidate: scan everything in one pass
     # per message: (handle, its nearest earlier definition) for each handle it names that the
     # log defines earlier: what keeping the message needs
     needed = _Lazy(handles.needed)
@@ -302,10 +341,21 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
             return True  # a call's results are in its block, or nowhere
         return bool(answers - calls)  # a result whose call the log does not hold: an orphan
 
-    bad = _Lazy(unclosable)
-    # tokens are counted when a message is first considered ('last' looks at the newest only)
-    cost = _Lazy(lambda i: counter(msgs[i]))
-    bcost = _Lazy(lambda b: sum(cost[i] for i in blocks[b]))
+    if strategy == "last":
+        bad = _Lazy(unclosable)
+        # tokens are counted when a message is first considered ('last' looks at the newest only)
+        cost = _Lazy(lambda i: counter(msgs[i]))
+        bcost = _Lazy(lambda b: sum(cost[i] for i in blocks[b]))
+    else:  # every block is a candidate: priced and judged in one pass each
+        bad = _unclosable_blocks(msgs, block_of, len(blocks), carried)
+        cost = [counter(m) for m in msgs]
+        bcost = block_costs(cost, block_of, blocks)
+        # the walk stops once the room left is below every block it has not tried: with a budget
+        # of a quarter of the log or more it tries most of them, and one regex pass over every
+        # text costs less than scanning them one by one; with less, the few it tries are scanned
+        # when tried (either way the same answer)
+        if 4 * max_tokens >= sum(cost):
+            handles.scan_all()
     empty = counter(Message(-1, "system", ""))
     tomb_cost: dict[str, int] = {}
 
@@ -403,14 +453,23 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
     if strategy == "last":
         order = range(len(blocks) - 1, -1, -1)
     else:
-        enc = get_encoder("lexical")
+        enc = RANKER if len(blocks) <= RANK_HELD else get_encoder("lexical")  # (none kept)
         users = [m for m in msgs if m.role == "user"]
         goal = goal or (users[-1].text if users else "")
         q = enc([goal])[0]
         e = enc([" ".join(msgs[i].text for i in members) for members in blocks])
-        rel = (e @ q).tolist()
-        order = sorted(range(len(blocks)), key=lambda b: (-rel[b], -b))
-    for b in order:
+        # the most relevant first, the newest first on ties
+        order = np.lexsort((-np.arange(len(blocks)), -(e @ q))).tolist()
+    # (relevance) the cheapest block from each position of the walk on: once the room left is
+    # below it, no later block fits (the room only shrinks), and the walk ends there
+    cheapest = (
+        np.minimum.accumulate(np.asarray(bcost)[order][::-1])[::-1].tolist()
+        if strategy == "relevance"
+        else None
+    )
+    for k, b in enumerate(order):
+        if cheapest is not None and cheapest[k] > max_tokens - kept_cost:
+            break
         if b in kept or bad[b]:
             continue
         if not try_keep(b) and strategy == "last":
