@@ -115,10 +115,13 @@ Markdown(report.guard_note(summary))
 # %% [markdown]
 # ## Each hook's own time and memory per call
 #
-# Measured by `make bench ARGS=--agents` (`scripts/bench.py --agents --agents-csv`): one call of
-# each of our hooks on the generated long conversation at 10^3 and 10^4 messages, a budget a tenth
-# of its tokens (the median of 11), and the peak memory the call allocates per message of the
-# history. Shown as recorded, with the date, the machine and the load.
+# Measured by `make bench ARGS=--agents` (`scripts/bench.py --agents --agents-csv`): each of our
+# hooks on the generated long conversation at 10^3 and 10^4 messages, a budget a tenth of its
+# tokens: its first call on the history (`first_ms`, a new adapter, the median of 5), its next
+# calls, each on the history grown by one round as a running agent's is (`ms`, the median of 11;
+# the LangChain hooks run on a thread, as with a checkpointer), and the peak memory a call
+# allocates per message of the history. Shown as recorded, with the date, the machine and the
+# load.
 
 # %%
 hooks = pd.read_csv(f"{RECORDED_DIR}/agents_hooks.csv")

@@ -447,8 +447,8 @@ def test_the_pydantic_ai_guard_keeps_a_conversation_in_order():
     the one it has seen. A guard keeps only the conversations it used last."""
     from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-    from workbench.agents.core import Seen
     from workbench.agents.for_pydantic_ai import _seen_key
+    from workbench.agents.history import Seen
 
     a, b, c, d, e = (ModelRequest(parts=[UserPromptPart(x)]) for x in "abcde")
     seen = Seen(_seen_key)
@@ -676,3 +676,33 @@ def test_hook_note_names_misses_and_targets_met_by_less_than_the_spread():
     assert "c at 10,000 messages (61.0 ms)" in note.rpartition("\n\n")[2]
     assert "b at 10,000 messages (45.0 ms)." not in note.rpartition("\n\n")[2]
     assert "(61.0 ms)" in report.hook_note(hooks[hooks.hook == "c"])
+
+
+def test_the_bench_calls_each_hook_on_a_history_grown_by_a_round():
+    """`make bench` times a running agent's next calls: each on the history grown by one round
+    (the same message objects, then the new ones), at most `rounds` times; the LangChain guard on
+    a thread reads only the new round (the earlier messages are the ones it read before)."""
+    hooks = drivers.hooks(300, rounds=2)
+    for name, (setup, grow, call) in hooks.items():
+        st = setup()
+        call(st)
+        grow(st)
+        call(st)
+        recs = st.hook.records
+        assert len(recs) == 2 and recs[1].messages_in > recs[0].messages_in, name
+        if name == "langchain ClosureGuard (a front cut)":
+            (seen,) = st.hook._seen.values()
+            log = seen.reading._log
+            grow(st)
+            call(st)
+            grown = seen.reading._log  # the earlier messages as read before, the round after
+            assert len(grown.messages) == len(seen.items) > len(log.messages)
+            assert all(
+                a is b
+                for a, b in zip(log.messages, grown.messages[: len(log.messages)], strict=True)
+            )
+            assert recs[2].action == recs[1].action == "guard: repaired"
+        else:
+            grow(st)
+        with pytest.raises(ValueError, match="at most 2 rounds"):
+            grow(st)

@@ -4,10 +4,11 @@ side-by-side against langchain-core's real trim_messages, the CLI."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main as workbench_main
@@ -998,3 +999,225 @@ def test_block_prices_are_exact_sums_whatever_the_counter_returns():
     ]  # summed, not truncated to integers
     big = 10**15 + 1  # integers stay exact up to the sums a log can reach
     assert trim.block_costs([big, 1, 0, 0, 0, 0], block_of, blocks)[0] == big + 1
+
+
+def _list_form(conv, fmt):
+    obj = _fresh(conv, fmt)
+    return obj["messages"] if isinstance(obj, dict) else obj  # Anthropic's list, no system
+
+
+@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_part_of_a_log_reads_as_reading_its_items_does(conv, fmt, data):
+    """`read_part` (the guard's reading of a request whose items are all the history's) gives what
+    `read` gives for those items, in any order, repeated or not: the same messages, the same
+    error where the items are no valid request, the same handles (scanned before, in part, or
+    not at all) and the same closure report."""
+    items = _list_form(conv, fmt)
+    log = logs.read(items, fmt)
+    n = len(log.messages)
+    scanned = data.draw(st.sampled_from(["none", "some", "all"]))
+    if scanned == "all":
+        log.handles(P).scan_all()
+    elif scanned == "some":
+        for i in data.draw(st.lists(st.integers(0, n - 1), max_size=n)):
+            log.handles(P).at(i)
+    kind = data.draw(st.sampled_from(["whole", "front cut", "ordered", "any"]))
+    if kind == "whole":
+        pos = list(range(n))
+    elif kind == "front cut":  # what a trimmer leaves: the newest messages
+        pos = list(range(data.draw(st.integers(0, n - 1)), n))
+    elif kind == "ordered":
+        pos = sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=n)))
+    else:
+        pos = data.draw(st.lists(st.integers(0, n - 1), max_size=n + 2))
+    raw = [log.messages[s].raw for s in pos]
+    try:
+        want = logs.read(raw, fmt)
+    except logs.LogError as e:
+        event("no valid request")
+        with pytest.raises(logs.LogError) as got:
+            logs.read_part(log, pos)
+        assert str(got.value) == str(e)
+        return
+    event(f"read: {kind}, scanned {scanned}")
+    part = logs.read_part(log, pos)
+    assert part.format == want.format and part.system is None and part.body is None
+    assert [(m.index, m.role, m.text, m.calls, m.answers) for m in part.messages] == [
+        (m.index, m.role, m.text, m.calls, m.answers) for m in want.messages
+    ]
+    assert all(a.raw is b.raw for a, b in zip(part.messages, want.messages, strict=True))
+    assert logs.check(part, patterns=P).to_dict() == logs.check(want, patterns=P).to_dict()
+    hp, hw = part.handles(P), want.handles(P)
+    assert [hp.at(i) for i in range(len(pos))] == [hw.at(i) for i in range(len(pos))]
+    for x in {x for i in range(len(pos)) for x in hw.at(i)[0]}:
+        assert [hp.definer_before(x, i) for i in range(len(pos) + 1)] == [
+            hw.definer_before(x, i) for i in range(len(pos) + 1)
+        ]
+
+
+def test_a_part_is_read_again_where_reading_alone_could_differ():
+    # a legacy function_call pairs with the next function result by order: a part is read again
+    legacy = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
+        {"role": "function", "name": "f", "content": "done"},
+    ]
+    assert logs.read_part(logs.read(legacy, "openai"), [0, 2]) is None
+    with pytest.raises(logs.LogError, match="no function_call before it"):
+        logs.read(legacy[::2], "openai")
+    body = {
+        "system": "be brief",
+        "messages": _list_form(loggen.HANDWRITTEN["support_ticket"], "anthropic"),
+    }
+    assert logs.read_part(logs.read(body, "anthropic"), [0]) is None  # a body, its system
+
+
+def _same_reading(got, want):
+    """Two readings of one list: the same messages, handles and closure report."""
+    assert [(m.index, m.role, m.text, m.calls, m.answers) for m in got.messages] == [
+        (m.index, m.role, m.text, m.calls, m.answers) for m in want.messages
+    ]
+    assert all(a.raw is b.raw for a, b in zip(got.messages, want.messages, strict=True))
+    assert logs.check(got, patterns=P).to_dict() == logs.check(want, patterns=P).to_dict()
+    hg, hw = got.handles(P), want.handles(P)
+    n = len(want.messages)
+    assert [hg.at(i) for i in range(n)] == [hw.at(i) for i in range(n)]
+    for x in {x for i in range(n) for x in hw.at(i)[0]}:
+        assert [hg.definer_before(x, i) for i in range(n + 1)] == [
+            hw.definer_before(x, i) for i in range(n + 1)
+        ]
+        assert [hg.orphaned_at(x, i) for i in range(n)] == [hw.orphaned_at(x, i) for i in range(n)]
+
+
+@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_history_read_as_it_grows_reads_as_reading_it_whole(conv, fmt, data):
+    """A guard's `Reading` (the conversation's history kept between calls, only the messages after
+    the last history read) gives what reading each history whole gives: the same messages,
+    handles (asked of in part, indexed or scanned in full between calls) and report, and None
+    where the whole is no valid request (a second result, an order rule the new messages
+    break)."""
+    from workbench.agents.history import Codec, Reading
+
+    if data.draw(st.booleans()):  # a tombstone a person pasted, somewhere, and a call using it
+        k = data.draw(st.integers(1, len(conv)))
+        use = [("calls", "", [("c_t", "use", {"target": "job_7e57ab"})]),
+               ("results", [("c_t", {"ok": True})])]  # fmt: skip
+        conv = [*conv[:k], ("user", json.dumps({"evicted_ref": "job_7e57ab"})), *conv[k:], *use]
+    items = _list_form(conv, fmt)
+    codec = Codec(fmt, key=id, stub=None)
+    if data.draw(st.integers(0, 3)) == 0:  # a result answered twice, somewhere
+        k = data.draw(st.integers(0, len(items)))
+        items = [*items[:k], *[it for it in items if _answers(it, fmt)][:1], *items[k:]]
+    n = len(items)
+    cuts = sorted(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=5)))
+    reading = Reading()
+    for c in [*cuts, n]:
+        full = items[:c]
+        got = reading(full, codec)
+        try:
+            want = logs.read(full, fmt)
+        except logs.LogError:
+            event("no valid request")
+            assert got is None
+            continue
+        how = data.draw(st.sampled_from(["whole", "asked", "indexed", "nothing"]))
+        event(f"read, {how}")
+        assert reading.prices(got) == [logs.approx_tokens(m) for m in want.messages]
+        if how == "whole" or c == n:
+            _same_reading(got, want)  # (which scans every message)
+            continue
+        hg, hw = got.handles(P), want.handles(P)
+        if how == "indexed":
+            hg.index_definitions()
+        if how != "nothing":  # one handle at a time, as the guard asks: no scan of the whole
+            for i in data.draw(st.lists(st.integers(max(c - 6, 0), c - 1), max_size=6)):
+                assert hg.at(i) == hw.at(i)
+                for x in hw.at(i)[0]:
+                    assert hg.definer_before(x, i) == hw.definer_before(x, i)
+                    assert hg.orphaned_at(x, i) == hw.orphaned_at(x, i)
+
+
+def _answers(it, fmt) -> bool:
+    if fmt == "anthropic":
+        return isinstance(it.get("content"), list) and any(
+            b.get("type") == "tool_result" for b in it["content"]
+        )
+    if fmt == "langchain":
+        return it.get("type") == "tool"
+    if fmt == "responses":
+        return it.get("type", "").endswith("_call_output")
+    return it.get("role") == "tool"
+
+
+def test_a_history_changed_before_its_end_is_read_again():
+    """A history that does not start with the one read last (an edit before its end, a message
+    whose content is another object now) is read whole again, not grown."""
+    from langchain_core.messages import messages_from_dict
+
+    from workbench.agents.for_langchain import CODEC
+    from workbench.agents.history import Reading
+
+    msgs = messages_from_dict(loggen.to_langchain(loggen.HANDWRITTEN["support_ticket"]))
+    reading = Reading()
+    first = reading(msgs[:4], CODEC)
+    grown = reading(msgs, CODEC)
+    assert len(first.messages) == 4 and len(grown.messages) == len(msgs)  # a new log, grown:
+    assert all(a is b for a, b in zip(first.messages, grown.messages[:4], strict=True))  # not read
+    msgs[2].content = "the customer wrote again"  # in place, a new content object
+    again = reading(msgs, CODEC)
+    assert again is not first and again.messages[2].text.startswith("the customer wrote again")
+    _same_reading(again, logs.read(msgs, "langchain"))
+    cut = msgs[1:]  # the oldest message gone: no longer the history read last
+    assert reading(cut, CODEC) is not again
+    _same_reading(reading(cut, CODEC), logs.read(cut, "langchain"))
+
+
+@pytest.mark.parametrize("how", ["indexed", "scanned"])
+def test_a_grown_history_answers_for_the_new_turns_as_its_whole_reading(how):
+    """The new turns' definitions join an index the earlier turns had (indexed, or every message
+    scanned): each handle a new turn names is defined where the whole reading says."""
+    from workbench.agents.history import Codec, Reading
+
+    items = loggen.to_openai(loggen.long_conversation(140))
+    k = len(loggen.to_openai(loggen.long_conversation(70)))  # whole rounds: a closed history
+    reading, codec = Reading(), Codec("openai", key=id, stub=None)
+    before = reading(items[:k], codec).handles()
+    before.index_definitions() if how == "indexed" else before.scan_all()
+    grown, whole = reading(items, codec).handles(), logs.read(items, "openai").handles()
+    asked = [(x, i) for i in range(k, len(items)) for x in whole.refs[i]]
+    assert [grown.definer_before(x, i) for x, i in asked] == [
+        whole.definer_before(x, i) for x, i in asked
+    ]
+    assert sum(whole.definer_before(x, i) >= k for x, i in asked) > 10  # defined by a new turn
+
+
+def test_calls_on_one_conversation_at_once_each_get_their_own_history_s_reading():
+    """Two agents' calls on one thread at once: each history is read as a whole reading of it
+    would be (a reading handed out is never changed; one call at a time takes a history in)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.agents.history import Codec, Reading
+
+    items = loggen.to_openai(loggen.long_conversation(700))
+    cuts = [len(loggen.to_openai(loggen.long_conversation(n))) for n in range(300, 701, 50)]
+    reading, codec = Reading(), Codec("openai", key=id, stub=None)
+
+    def one(c):
+        got = reading(items[:c], codec)
+        return c, got, reading.prices(got)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often: a race, if any, shows
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            done = list(pool.map(one, [c for _ in range(3) for c in (cuts + cuts[::-1])]))
+    finally:
+        sys.setswitchinterval(switch)
+    for c, got, prices in done:
+        want = logs.read(items[:c], "openai")
+        assert [(m.role, m.text, m.calls, m.answers) for m in got.messages] == [
+            (m.role, m.text, m.calls, m.answers) for m in want.messages
+        ]
+        assert prices[:c] == [logs.approx_tokens(m) for m in want.messages]

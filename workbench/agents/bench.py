@@ -192,10 +192,10 @@ def hook_times(n_messages: int, repeats: int = 11, firsts: int = 5) -> pd.DataFr
     (`first_ms`, the median of `firsts`, each by a new adapter with the relevance ranking's kept
     rows forgotten: nothing kept from an earlier call but the process's token table, shared by
     every lexical encoding), the median of `repeats` calls after the last of them (`ms`: a
-    running agent's next call, which sees the same history again), and the peak memory a call
-    allocates, per message of the history."""
+    running agent's next calls, each on the history grown by one round since the call before),
+    and the peak memory a call allocates, per message of the history."""
     rows = []
-    for name, (setup, call) in drivers.hooks(n_messages).items():
+    for name, (setup, grow, call) in drivers.hooks(n_messages, rounds=repeats + 1).items():
         cold = []
         for _ in range(firsts):
             state = setup()
@@ -207,10 +207,12 @@ def hook_times(n_messages: int, repeats: int = 11, firsts: int = 5) -> pd.DataFr
         first = cold[len(cold) // 2]
         times = []
         for _ in range(repeats):
+            grow(state)
             t0 = time.perf_counter()
             call(state)
             times.append(time.perf_counter() - t0)
         times.sort()
+        grow(state)
         tracemalloc.start()
         call(state)
         peak = tracemalloc.get_traced_memory()[1]

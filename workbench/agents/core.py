@@ -14,12 +14,22 @@ from __future__ import annotations
 import bisect
 import json
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from workbench.closure.logs import Log, LogError, LogReport, Message, approx_tokens, check, read
+from workbench.agents.history import Codec, Reading
+from workbench.closure.logs import (
+    Log,
+    LogError,
+    LogReport,
+    Message,
+    approx_tokens,
+    check,
+    read,
+    read_part,
+)
 from workbench.closure.logs.trim import STRATEGIES, Trimmed, blocks_of, tombstone, trim_log
 from workbench.common.io import paused_gc
 
@@ -103,9 +113,10 @@ def tokens(log: Log) -> int:
 
 
 def trim(obj, fmt: str, max_tokens: int, strategy: str = "last", counter=approx_tokens) -> Trimmed:
-    """The closure-safe trim of one request (a message list or body in `fmt`)."""
+    """The closure-safe trim of one request (a message list or body in `fmt`, or its reading)."""
     settings(max_tokens, strategy)
-    return trim_log(read(obj, fmt), max_tokens, strategy=strategy, counter=counter)
+    log = obj if isinstance(obj, Log) else read(obj, fmt)
+    return trim_log(log, max_tokens, strategy=strategy, counter=counter)
 
 
 def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
@@ -127,19 +138,6 @@ def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
 
 
 # --- the guard --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Codec:
-    """How a guard sees one framework's request items: the wire format they read as, a key that
-    finds an edited item's original in the full history (the same key for an item a context
-    editor rewrote in place, such as a cleared tool result), and a stand-in result for a call
-    whose result is gone."""
-
-    fmt: str
-    key: Callable[[object], Hashable]
-    stub: Callable[[str, str], object]  # (call id, tool name) -> a result item
-    wrap: Callable[[list], object] = list  # items -> what `read` takes (a body, say)
 
 
 STUB = (
@@ -202,6 +200,7 @@ def guard(
     mode: str = "repair",
     max_tokens: int | None = None,
     call: int = 0,
+    reading: Reading | None = None,
 ) -> Guarded:
     """Check the request another editor produced (`edited`) against the history it was cut from
     (`full`) and, in repair mode, make it closed: a result whose call was cut gets its call back
@@ -215,26 +214,34 @@ def guard(
     request within it keeps a conversation. Raise mode raises `ClosureError` naming every orphan
     instead of repairing. A handle the history itself never defined earlier is the history's
     own, left alone. What cannot be made a valid request (items out of order) raises
-    `ClosureError` in both modes."""
+    `ClosureError` in both modes. `reading`: the conversation's `Reading`, kept between calls
+    (the history read last is not read again)."""
     settings(max_tokens, mode=mode)
     t0 = time.perf_counter()
-    with paused_gc():  # three readings of a history: the collector would triple the time
-        return _guard(edited, full, codec, mode, max_tokens, call, t0)
+    with paused_gc():  # a history read and checked: the collector would triple the time
+        return _guard(edited, full, codec, mode, max_tokens, call, t0, reading)
 
 
-def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
-    try:
-        flog = read(codec.wrap(full), codec.fmt)
-    except LogError:
-        flog = None  # a history that is no valid request: nothing to restore from
+def _guard(edited, full, codec, mode, max_tokens, call, t0, reading) -> Guarded:
+    if reading is not None:
+        flog = reading(full, codec)
+    else:
+        try:
+            flog = read(codec.wrap(full), codec.fmt)
+        except LogError:
+            flog = None  # a history that is no valid request: nothing to restore from
     src = _match(edited, full, codec.key)
     seq = list(zip(src, edited, strict=True))
+    if flog is not None and 2 * len(edited) > len(full):
+        # most of the history goes again: one pass over it scans every request item once
+        flog.handles().scan_all()
     try:
-        first = read(codec.wrap(edited), codec.fmt)
+        first = _reading(seq, full, flog, codec)
     except LogError as e:
         raise ClosureError(f"the request to the model is not valid: {e}") from None
     rep = check(first)
-    tokens_in = tokens(first)
+    prices = reading.prices(flog) if reading is not None and flog is not None else None
+    tokens_in = _tokens(first, seq, full, prices)
     own = _Own(flog)
     found = tuple(_describe(rep))
     if rep.closed or not (rep.orphan_results or rep.orphan_calls or own.foreign(rep, seq)):
@@ -260,17 +267,23 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
     log = first  # the first round reads what the editor sent; each later one what it left
     for _ in range(8):  # each round brings back what the last one needed; a few suffice
         if log is None:
-            log = read(codec.wrap([it for _, it in seq]), codec.fmt)
+            log = _reading(seq, full, flog, codec)
             rep = check(log, tombstones=tombs)
         told = len(tombs)  # the tombstones `rep` was checked with
         present = {s for s, _ in seq if s is not None}
-        room = None if max_tokens is None else max_tokens - tokens(log) - 8 * len(tombs)
+        room = (
+            None
+            if max_tokens is None
+            else max_tokens - _tokens(log, seq, full, prices) - 8 * len(tombs)
+        )
 
         def fits(members, present=present) -> bool:
             nonlocal room
             if room is None:
                 return True
-            cost = sum(approx_tokens(flog.messages[m]) for m in members if m not in present)
+            out = [m for m in members if m not in present]
+            cost = (sum(map(approx_tokens, (flog.messages[m] for m in out))) if prices is None
+                    else sum(prices[m] for m in out))  # fmt: skip
             if cost > room:
                 return False
             room -= cost
@@ -341,7 +354,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         left = check(final, tombstones=tombs)  # handles this round tombstoned
     if final is None:
         try:
-            final = read(codec.wrap(items), codec.fmt)
+            final = _reading(seq, full, flog, codec)
         except LogError as e:
             raise ClosureError(f"the repaired request is not valid: {e}", found) from None
         left = check(final, tombstones=tombs)
@@ -349,7 +362,7 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         raise ClosureError(
             "the request could not be repaired: " + "; ".join(_describe(left)), found
         )
-    tokens_out = tokens(final)
+    tokens_out = _tokens(final, seq, full, prices)
     fit = _fit(final, tuple(sorted(set(tombs))), max_tokens, tokens_out, found)
     if fit is not None:
         return _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0)
@@ -370,6 +383,35 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0) -> Guarded:
         seconds=time.perf_counter() - t0,
     )
     return Guarded(items, rec.tombstoned, rec)
+
+
+def _tokens(log: Log, seq: list, full: list, prices: list | None) -> int:
+    """`tokens(log)` of the request `seq` read as `log`: from the history's prices where every
+    item is a history item itself (its reading a part of the history's, no system of its own)."""
+    if prices is None or log.system is not None:
+        return tokens(log)
+    total = 0
+    for s, it in seq:
+        if s is None or full[s] is not it:
+            return tokens(log)
+        total += prices[s]
+    return total
+
+
+def _reading(seq: list, full: list, flog: Log | None, codec: Codec) -> Log:
+    """The reading of request items ((history position or None, item) pairs): taken from the
+    history's (`read_part`) when every item is a history item itself, else read."""
+    if flog is not None and codec.wrap is list:
+        at = []
+        for s, it in seq:
+            if s is None or full[s] is not it:
+                break
+            at.append(s)
+        else:
+            log = read_part(flog, at)
+            if log is not None:
+                return log
+    return read(codec.wrap([it for _, it in seq]), codec.fmt)
 
 
 def _fit(log: Log, tombs: tuple, max_tokens: int | None, size: int, found: tuple):
@@ -475,106 +517,6 @@ def _after_results(i: int, log: Log) -> int:
     while k < len(log.messages) and log.messages[k].role == "tool":
         k += 1
     return k
-
-
-class Seen:
-    """Every message of one conversation that a guard has seen, in the conversation's order. A
-    context editor that rewrites the framework's own history (a pydantic-ai history processor,
-    LangChain's summarizer, a persisted trim) leaves what it cut nowhere but here. A message is
-    known by identity, else by `key` (its id, or what a framework stamps on it), then, with
-    `equal`, by equality; with `equal=False` the key alone decides (an id: a message an editor
-    rewrote under the same id is the message seen first, its original). One not seen before goes
-    after the last known message before it."""
-
-    def __init__(self, key: Callable[[object], Hashable], equal: bool = True):
-        self.key, self.equal = key, equal
-        self.items: list = []
-        self._at: dict[int, int] = {}  # id(message) -> position in items (`items` holds each)
-        self._by_key: dict[Hashable, list[int]] = {}
-        # the copies the last merge found by key (a checkpoint read back gives each call of a run
-        # the same new objects): id -> (position, the copy, held so its id is not reused)
-        self._alias: dict[int, tuple[int, object]] = {}
-
-    def _find(self, m) -> int | None:
-        k = self._at.get(id(m))
-        if k is not None:
-            return k
-        hit = self._alias.get(id(m))
-        if hit is not None and hit[1] is m:
-            return hit[0]
-        for k in self._by_key.get(self.key(m), ()):
-            if not self.equal or self.items[k] == m:
-                return k
-        return None
-
-    def merge(self, messages) -> list:
-        """Take in a history (or one response) and return everything seen. A message not seen
-        before goes after the last known one before it in `messages`; before the first known one
-        if none is before it; at the end if `messages` holds no known message (what follows the
-        conversation so far, such as the newest messages alone)."""
-        messages = list(messages)
-        first = next((k for k in map(self._find, messages) if k is not None), None)
-        at = len(self.items) if first is None else first  # where the leading new ones go
-        alias, moved = {}, False
-        for m in messages:
-            k = self._find(m)  # after an insertion, the positions it moved are indexed again
-            if k is not None:
-                if id(m) not in self._at:
-                    alias[id(m)] = (k, m)
-                at = k + 1
-                continue
-            self.items.insert(at, m)
-            if at == len(self.items) - 1:
-                self._index(m, at)
-            else:  # before the end: the positions after it moved
-                self._reindex()
-                moved = True
-            at += 1
-        if moved:  # positions noted before a move are stale: found again
-            self._alias = {}
-            alias = {id(m): (k, m) for m in messages if id(m) not in self._at
-                     for k in [self._find(m)] if k is not None}  # fmt: skip
-        self._alias = alias
-        return self.items
-
-    def _reindex(self) -> None:
-        self._at, self._by_key, self._alias = {}, {}, {}
-        for j, x in enumerate(self.items):
-            self._index(x, j)
-
-    def _index(self, m, k: int) -> None:
-        self._at[id(m)] = k
-        self._by_key.setdefault(self.key(m), []).append(k)
-
-
-class Conversations:
-    """A guard's `Seen` store per conversation (a pydantic-ai `conversation_id`, a LangGraph
-    `thread_id`): the `size` most recently used kept, the oldest forgotten first."""
-
-    def __init__(self, size: int, make: Callable[[], Seen]):
-        if size < 1:
-            raise ValueError(f"conversations must be at least 1, got {size}")
-        self.size, self.make = size, make
-        self._by: dict = {}
-
-    def get(self, cid) -> Seen | None:
-        """The store of conversation `cid` (a new one the first time; None for no id)."""
-        if cid is None:
-            return None
-        seen = self._by.pop(cid, None) or self.make()
-        self._by[cid] = seen  # the most recently used last
-        while len(self._by) > self.size:
-            self._by.pop(next(iter(self._by)))
-        return seen
-
-    def __len__(self) -> int:
-        return len(self._by)
-
-    def __contains__(self, cid) -> bool:
-        return cid in self._by
-
-    def values(self) -> list[Seen]:
-        return list(self._by.values())
 
 
 def note(handles: Sequence[str]) -> str:

@@ -404,55 +404,102 @@ class _ReqCtx:
         self.messages = messages
 
 
-def hooks(n_messages: int) -> dict:
-    """name -> (setup, one call) for each of our hooks on the generated long conversation of about
-    `n_messages` messages, at a budget a tenth of its tokens."""
-    conv = loggen.long_conversation(n_messages)
-    lc = messages_from_dict(loggen.to_langchain(conv))
-    rs = loggen.to_responses(conv)
+ROUND = 7  # conversation entries of one round of the long conversation (`loggen`)
+
+
+def hooks(n_messages: int, rounds: int = 20) -> dict:
+    """name -> (setup, next, one call) for each of our hooks on the generated long conversation of
+    about `n_messages` messages, at a budget a tenth of its tokens. `setup()` gives a new
+    adapter on that history; `next(state)`, run before each later call and not timed, grows the
+    history by one round (a person's turn, three calls and their results, the reply: the same
+    objects as before, then the new ones, as a running agent's state holds them), at most
+    `rounds` times."""
+    base = loggen.long_conversation(n_messages)
+    conv = loggen.long_conversation(n_messages + ROUND * rounds)  # the same, `rounds` longer
+    ends = [len(base) + ROUND * k for k in range(rounds + 1)]
+    assert conv[: len(base)] == base and len(conv) == ends[-1]
+
+    def lengths(render) -> list[int]:
+        return [len(render(conv[:e])) for e in ends]
+
+    lc, lc_at = messages_from_dict(loggen.to_langchain(conv)), lengths(loggen.to_langchain)
+    rs, rs_at = loggen.to_responses(conv), lengths(loggen.to_responses)
     pyd = _pyd_messages(loggen.to_openai(conv))
-    budget = max(count_tokens_approximately(lc) // 10, 100)
+    pyd_at = lengths(lambda c: _pyd_messages(loggen.to_openai(c)))
+    budget = max(count_tokens_approximately(lc[: lc_at[0]]) // 10, 100)
 
-    def lc_call(mw):
-        mw.wrap_model_call(_Request(lc[1:], lc[0], {"messages": lc}), lambda r: r)
+    class State:
+        def __init__(self, hook):
+            self.hook, self.k = hook, 0
 
-    def sdk_call(flt):
-        class Data:
-            model_data = for_openai_agents.ModelInputData(input=rs, instructions=SYSTEM)
+    def grow(state) -> None:
+        state.k += 1
+        if state.k > rounds:
+            raise ValueError(f"the bench grows a history at most {rounds} rounds")
 
-        flt(Data())
-
-    def pyd_call(cap):
-        run_sync(cap.before_model_request(_Ctx(pyd), _ReqCtx(list(pyd))))
-
-    def lc_guard_call(g):  # a foreign cut: the oldest third gone, leaving a front orphan; in a
-        cut = lc[len(lc) // 3 :]  # thread, as in an agent: the guard's store takes the state in
+    def in_thread(call):  # a LangGraph thread, as in an agent with a checkpointer
         token = var_child_runnable_config.set({"configurable": {"thread_id": "bench"}})
         try:
-            g.wrap_model_call(_Request(cut, lc[0], {"messages": lc}), lambda r: r)
+            call()
         finally:
             var_child_runnable_config.reset(token)
 
-    def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
-        session = SQLiteSession("bench")
-        run_sync(session.add_items(rs))
-        return for_openai_agents.ClosureGuard(session=session)
+    def lc_call(st):
+        hist = lc[: lc_at[st.k]]
+        in_thread(lambda: st.hook.wrap_model_call(_Request(hist[1:], hist[0], {"messages": hist}),
+                                                  lambda r: r))  # fmt: skip
 
-    def sdk_session_call(g):
+    def sdk_call(st):
         class Data:
-            model_data = for_openai_agents.ModelInputData(input=rs[len(rs) // 3 :],
+            model_data = for_openai_agents.ModelInputData(input=rs[: rs_at[st.k]],
                                                           instructions=SYSTEM)  # fmt: skip
 
-        run_sync(g(Data()))
+        st.hook(Data())
+
+    def pyd_call(st):
+        hist = pyd[: pyd_at[st.k]]
+        run_sync(st.hook.before_model_request(_Ctx(hist), _ReqCtx(list(hist))))
+
+    def lc_guard_call(st):  # a foreign cut: the oldest third gone, leaving a front orphan; in a
+        hist = lc[: lc_at[st.k]]  # thread: the guard's store takes the state in
+        cut = _Request(hist[len(hist) // 3 :], hist[0], {"messages": hist})
+        in_thread(lambda: st.hook.wrap_model_call(cut, lambda r: r))
+
+    def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
+        st = State(None)
+        st.session = SQLiteSession("bench")
+        run_sync(st.session.add_items(rs[: rs_at[0]]))
+        st.hook = for_openai_agents.ClosureGuard(session=st.session)
+        return st
+
+    def sdk_session_grow(st):  # the SDK stores the round's items after it, before the next call
+        grow(st)
+        run_sync(st.session.add_items(rs[rs_at[st.k - 1] : rs_at[st.k]]))
+
+    def sdk_session_call(st):
+        hist = rs[: rs_at[st.k]]
+
+        class Data:
+            model_data = for_openai_agents.ModelInputData(input=hist[len(hist) // 3 :],
+                                                          instructions=SYSTEM)  # fmt: skip
+
+        run_sync(st.hook(Data()))
+
+    def new(make):
+        return lambda: State(make())
 
     return {
-        "langchain ClosureMiddleware": (lambda: for_langchain.ClosureMiddleware(budget), lc_call),
+        "langchain ClosureMiddleware": (
+            new(lambda: for_langchain.ClosureMiddleware(budget)), grow, lc_call),
         "langchain ClosureMiddleware (relevance)": (  # the benchmark's `closure`
-            lambda: for_langchain.ClosureMiddleware(budget, strategy="relevance"), lc_call),
-        "langchain ClosureGuard (a front cut)": (for_langchain.ClosureGuard, lc_guard_call),
+            new(lambda: for_langchain.ClosureMiddleware(budget, strategy="relevance")), grow,
+            lc_call),
+        "langchain ClosureGuard (a front cut)": (
+            new(for_langchain.ClosureGuard), grow, lc_guard_call),
         "openai-agents closure_input_filter": (
-            lambda: for_openai_agents.closure_input_filter(budget), sdk_call),
-        "openai-agents ClosureGuard (a session limit)": (sdk_session_guard, sdk_session_call),
-        "pydantic-ai ClosureHistory": (lambda: for_pydantic_ai.ClosureHistory(max_tokens=budget),
-                                       pyd_call),
+            new(lambda: for_openai_agents.closure_input_filter(budget)), grow, sdk_call),
+        "openai-agents ClosureGuard (a session limit)": (
+            sdk_session_guard, sdk_session_grow, sdk_session_call),
+        "pydantic-ai ClosureHistory": (
+            new(lambda: for_pydantic_ai.ClosureHistory(max_tokens=budget)), grow, pyd_call),
     }  # fmt: skip

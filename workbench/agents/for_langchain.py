@@ -25,10 +25,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from workbench.agents.core import (
     ClosureError,
-    Codec,
-    Conversations,
     Records,
-    Seen,
     guard,
     note,
     settings,
@@ -36,6 +33,7 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
+from workbench.agents.history import Codec, Conversations, Reading, Seen
 from workbench.closure.logs import check, read
 
 
@@ -68,6 +66,7 @@ CODEC = Codec(
     "langchain",
     _key,
     lambda cid, name: ToolMessage(stub_text(cid, name), tool_call_id=cid, name=name),
+    stamp=lambda m: vars(m).get("content") if not isinstance(m, dict) else m,
 )
 
 
@@ -93,6 +92,7 @@ class ClosureMiddleware(AgentMiddleware):
         self.max_tokens, self.strategy, self.persist = max_tokens, strategy, persist
         self.records = Records()
         self._seen = _store()  # persist: what each thread's state held before a trim cut it
+        self._readings = Conversations(64, Reading)  # each thread's request as read last
 
     @property
     def name(self) -> str:
@@ -100,7 +100,10 @@ class ClosureMiddleware(AgentMiddleware):
 
     def _trim(self, system, messages):
         t0 = time.perf_counter()
-        t = trim(_with_system(system, messages), "langchain", self.max_tokens, self.strategy)
+        items = _with_system(system, messages)
+        reading = self._readings.get(_thread())  # on a thread, only what it added is read
+        log = reading(items, CODEC) if reading is not None else None
+        t = trim(items if log is None else log, "langchain", self.max_tokens, self.strategy)
         rec = trim_record(t, len(self.records) + 1, time.perf_counter() - t0)
         return t, self.records.add(rec)
 
@@ -178,6 +181,7 @@ class ClosureGuard(AgentMiddleware):
         self.mode, self.max_tokens = mode, max_tokens
         self.records = Records()
         self._seen = _store(conversations)
+        self._reading = Reading()  # outside a thread: the state's history as read last
 
     @property
     def name(self) -> str:
@@ -188,8 +192,10 @@ class ClosureGuard(AgentMiddleware):
         seen = self._seen.get(_thread())
         if seen is not None:  # what an editor cut from the state (a summary) is found here
             full = list(seen.merge(full))
+        # the thread's history as read last: only what the thread added since is read
+        reading = seen.reading if seen is not None else self._reading
         g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
-                  call=len(self.records) + 1)  # fmt: skip
+                  call=len(self.records) + 1, reading=reading)  # fmt: skip
         self.records.add(g.record)
         if g.record.action == "guard: closed":
             return handler(request)

@@ -21,7 +21,6 @@ from agents.run_config import ModelInputData
 
 from workbench.agents.core import (
     ClosureError,
-    Codec,
     Records,
     guard,
     note,
@@ -30,6 +29,7 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
+from workbench.agents.history import Codec
 
 
 def _plain(item) -> dict:

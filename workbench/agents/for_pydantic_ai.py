@@ -32,10 +32,7 @@ from pydantic_ai.messages import (
 
 from workbench.agents.core import (
     ClosureError,
-    Codec,
-    Conversations,
     Records,
-    Seen,
     guard,
     note,
     settings,
@@ -43,6 +40,7 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
+from workbench.agents.history import Codec, Conversations, Seen
 
 
 def _text(content) -> str:

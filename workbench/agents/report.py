@@ -189,10 +189,11 @@ def hook_note(hooks: pd.DataFrame) -> str:
         "ms",
     )
     first = _listed(
-        "The times are a running agent's next call on a history its last call saw; a first call "
-        "on a history costs more where something is kept between calls (the relevance ranking "
-        "keeps each block text's lexical row, a guard its store of the conversation). First calls "
-        "over their target: ",
+        "The times are a running agent's next calls, each on the history its last call saw grown "
+        "by one round; a first call on a history costs more where something is kept between "
+        "calls (on a LangChain thread, the reading of the thread's history, so a call reads only "
+        "the new round; the relevance ranking's lexical rows; a guard's store of the "
+        "conversation). First calls over their target: ",
         t[t["first_ms"] > t["target_ms"]] if "first_ms" in t else t.iloc[:0],
         "first_ms",
     )
@@ -209,10 +210,11 @@ def hook_note(hooks: pd.DataFrame) -> str:
     return (
         f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
         + "\n".join(lines)
-        + "\n\nEach call reads the whole history again (only the relevance ranking's rows and "
-        "a guard's store of the conversation are kept between calls); the guard reads it and the "
-        "edited request, checks the request (and the history too when the request has an "
-        "orphaned handle), and rereads after each repair, so it costs several trims."
+        + "\n\nOutside a LangChain thread, each call reads the whole history again (the "
+        "Agents SDK and pydantic-ai adapters keep no reading between calls yet); the guard "
+        "reads the history and checks the edited request "
+        "(and the history too when the request has an orphaned handle), so it costs more than "
+        "a trim."
         + (
             " Given an Agents SDK session, the guard also reads the session's whole store back "
             "on every call."

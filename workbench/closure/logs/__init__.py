@@ -42,6 +42,7 @@ __all__ = [
     "detect",
     "load",
     "read",
+    "read_part",
     "save",
     "write",
 ]
@@ -64,6 +65,30 @@ def read(obj, format: str | None = None) -> Log:
         raise err("the log holds no messages", None, log.key)
     check_rules(log)
     return log
+
+
+def read_part(log: Log, positions) -> Log | None:
+    """What `read` gives for the raw items of `log`'s messages at `positions` (any order), as a
+    message list, taken from `log` without reading them again: a list's readers read each item
+    by itself, so each message stays as it was read (re-indexed) with its handle scan, and only
+    the rules that span items are checked again (`check_rules`: a part can break an order rule,
+    and raises as `read` would). None where reading the items could come out otherwise: a body
+    (a system prompt, a continuation's carried results) or a legacy `function_call`, which is
+    paired by order; read the items then."""
+    if log.body is not None or log.system is not None or log.carried or log.by_order:
+        return None
+    msgs = log.messages
+    out = [
+        Message(k, m.role, m._text, m.calls, m.answers, m.raw)
+        for k, m in enumerate(msgs[s] for s in positions)
+    ]
+    if not out:
+        raise err("the log holds no messages", None, log.key)
+    part = Log(log.format, out, key=log.key)
+    check_rules(part)
+    for patterns, h in log._handles.items():
+        part._handles[patterns] = h.part(part, positions)
+    return part
 
 
 def load(path: str | os.PathLike, format: str | None = None) -> Log:

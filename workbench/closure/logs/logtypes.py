@@ -238,6 +238,40 @@ class Handles:
         self._defs_of, self._all = defs_of, True
         return self
 
+    def part(self, log, positions) -> Handles:
+        """The handles of `log`, whose message k is this log's message `positions[k]`: each
+        message's scan comes along (a message's handles are its own text's), and with every
+        message scanned here, the index of definitions is rebuilt in the new order."""
+        h = Handles(log, self.patterns)
+        src = self._at
+        h._at[:] = [src[s] for s in positions]  # in place: the columns hold this list
+        if self._all:
+            defs_of: dict[str, list[int]] = {}
+            for w, v in enumerate(h._at):
+                for x in v[1]:
+                    defs_of.setdefault(x, []).append(w)
+            h._defs_of, h._all = defs_of, True
+        return h
+
+    def grown(self, log) -> Handles:
+        """The handles of `log`, whose messages are this log's and then more (a conversation's
+        next turns): what was found of the earlier messages comes along (they are the same
+        messages); the new ones are scanned when asked, or at once where every earlier one was,
+        and an index of definitions grows by theirs, in order. These handles stay as they are."""
+        h = Handles(log, self.patterns)
+        n, msgs = len(self._at), log.messages
+        h._at[:n] = self._at  # in place: the columns hold this list
+        h._nearest, h._searched = dict(self._nearest), self._searched
+        if self._defs_of is not None:
+            defs = {x: list(d) for x, d in self._defs_of.items()}
+            h._all = self._all
+            for w in range(n, len(msgs)):
+                if h._all or msgs[w].role != "assistant":  # (an assistant's defines nothing)
+                    for x in _scan_one(h._at, msgs, self.patterns, w)[1]:
+                        defs.setdefault(x, []).append(w)
+            h._defs_of = defs
+        return h
+
     def index_definitions(self) -> Handles:
         """Index which messages define each handle (one regex pass over the texts joined), for
         `definer_before`, without scanning each message apart (`scan_all` does that too)."""
@@ -356,6 +390,7 @@ class Log:
     # results answering calls the log does not hold, which the provider keeps (a Responses body
     # continuing `previous_response_id`): the request must carry them, so a trim keeps them
     carried: tuple = ()
+    by_order: bool = False  # calls without ids (a legacy function_call), paired by order
     _handles: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:

@@ -93,15 +93,20 @@ def _body(obj, key):
     return None, obj
 
 
+LEGACY = "function_call@"  # the ids `_Legacy` gives, which pair by order
+
+
 class _Legacy:
     """Calls without ids (OpenAI's legacy `function_call`): each gets the id `function_call@i`
     and is answered by the next function result."""
 
     def __init__(self):
         self.open: list[str] = []
+        self.used = False
 
     def call(self, i: int) -> str:
-        cid = f"function_call@{i}"
+        self.used = True
+        cid = f"{LEGACY}{i}"
         self.open.append(cid)
         return cid
 
@@ -150,7 +155,7 @@ def read_openai(obj) -> Log:
                         append(Message(i, kind, text, calls, none, m))
                         continue
         append(_openai_message(i, m, legacy))
-    return Log("openai", out, body=body)
+    return Log("openai", out, body=body, by_order=legacy.used)
 
 
 def _openai_short_calls(tcs):
@@ -308,7 +313,7 @@ def read_langchain(dicts) -> Log:
                         append(Message(i, "assistant", (content, tcs), calls, none, d))
                         continue
         append(_lc_message(i, d, legacy))
-    return Log("langchain", out, body=body)
+    return Log("langchain", out, body=body, by_order=legacy.used)
 
 
 def _lc_short_calls(tcs):

@@ -10,7 +10,7 @@ whose call the log does not hold is no such error: it is an orphan (the closure 
 from __future__ import annotations
 
 from workbench.closure.logs.logtypes import Log, Message, err
-from workbench.closure.logs.readers import lc_serialized
+from workbench.closure.logs.readers import LEGACY, lc_serialized
 
 
 def id_field(log: Log, m: Message, k: int, kind: str) -> str:
@@ -27,9 +27,7 @@ def id_field(log: Log, m: Message, k: int, kind: str) -> str:
         pre = "kwargs." if lc_serialized(raw) else "data."
         return f"{pre}tool_call_id" if kind == "result" else f"{pre}tool_calls[{k}].id"
     if kind == "call":
-        return (
-            "function_call" if m.calls[k][0].startswith("function_call@") else f"tool_calls[{k}].id"
-        )
+        return "function_call" if m.calls[k][0].startswith(LEGACY) else f"tool_calls[{k}].id"
     return "name" if raw.get("role") == "function" else "tool_call_id"
 
 
