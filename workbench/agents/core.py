@@ -240,7 +240,9 @@ def _guard(edited, full, codec, mode, max_tokens, call, t0, reading) -> Guarded:
     except LogError as e:
         raise ClosureError(f"the request to the model is not valid: {e}") from None
     rep = check(first)
-    prices = reading.prices(flog) if reading is not None and flog is not None else None
+    # each message priced once, where a request read from the history is priced as it (a legacy
+    # call id, which reading again renumbers, is not)
+    prices = None if reading is None or flog is None or flog.by_order else reading.prices(flog)
     tokens_in = _tokens(first, seq, full, prices)
     own = _Own(flog)
     found = tuple(_describe(rep))

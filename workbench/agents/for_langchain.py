@@ -181,7 +181,6 @@ class ClosureGuard(AgentMiddleware):
         self.mode, self.max_tokens = mode, max_tokens
         self.records = Records()
         self._seen = _store(conversations)
-        self._reading = Reading()  # outside a thread: the state's history as read last
 
     @property
     def name(self) -> str:
@@ -192,8 +191,9 @@ class ClosureGuard(AgentMiddleware):
         seen = self._seen.get(_thread())
         if seen is not None:  # what an editor cut from the state (a summary) is found here
             full = list(seen.merge(full))
-        # the thread's history as read last: only what the thread added since is read
-        reading = seen.reading if seen is not None else self._reading
+        # the thread's history as read last: only what the thread added since is read (outside
+        # a thread, the state's history is read whole every call)
+        reading = seen.reading if seen is not None else None
         g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
                   call=len(self.records) + 1, reading=reading)  # fmt: skip
         self.records.add(g.record)
