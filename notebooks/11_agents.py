@@ -119,9 +119,9 @@ Markdown(report.guard_note(summary))
 # hooks on the generated long conversation at 10^3 and 10^4 messages, a budget a tenth of its
 # tokens: its first call on the history (`first_ms`, a new adapter, the median of 5), its next
 # calls, each on the history grown by one round as a running agent's is (`ms`, the median of 11;
-# the LangChain hooks run on a thread, as with a checkpointer), and the peak memory a call
-# allocates per message of the history. Shown as recorded, with the date, the machine and the
-# load.
+# the LangChain hooks run on a thread, as with a checkpointer, and pydantic-ai's in a
+# conversation, as every pydantic-ai run is), and the peak memory a call allocates per message of
+# the history. Shown as recorded, with the date, the machine and the load.
 
 # %%
 hooks = pd.read_csv(f"{RECORDED_DIR}/agents_hooks.csv")

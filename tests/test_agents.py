@@ -407,6 +407,56 @@ def test_pydantic_ai_history_capability_trims_closed():
 
 
 @pytest.mark.parametrize("stored", [False, True], ids=["in memory", "read back from JSON"])
+def test_pydantic_ai_history_capability_sends_what_it_sends_keeping_nothing(stored):
+    """The trim keeps its reading of a conversation between calls (only what the conversation
+    added is read): through pydantic-ai's loop, over runs that carry the history on (as objects,
+    or read back from JSON), it sends what a trim that keeps nothing sends, and keeps a reading."""
+
+    class Forgetful(wa.ClosureHistory):  # a conversation id it never saw: nothing kept
+        async def before_model_request(self, ctx, request_context):
+            return await super().before_model_request(_NoConversation(ctx), request_context)
+
+    from workbench.agents.for_pydantic_ai import explode
+
+    for strategy in ("last", "relevance"):
+        kept, plain = (c(max_tokens=260, strategy=strategy) for c in (wa.ClosureHistory, Forgetful))
+        a, _ = _pyd_run([kept], Script(), stored=stored)
+        b, _ = _pyd_run([plain], Script(), stored=stored)
+        same = [explode(m)[0] for m in a]  # what each request says
+        assert len(a) == len(b) > 4 and same == [explode(m)[0] for m in b]
+        assert any(r.dropped for r in kept.records)  # (trimmed: what was kept mattered)
+        assert len(kept._kept) == 1 and len(plain._kept) == 0
+        assert [r.tokens_out for r in kept.records] == [r.tokens_out for r in plain.records]
+
+
+class _NoConversation:
+    def __init__(self, ctx):
+        self.messages = ctx.messages
+
+
+def test_the_kept_dicts_of_a_message_change_when_what_they_rest_on_does():
+    """A message keeps its dicts between calls only while it, its parts and their contents are the
+    objects they were: a part given new content, or a message seen twice, is exploded again."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from workbench.agents.for_pydantic_ai import _Kept, explode
+
+    a = ModelRequest(parts=[UserPromptPart("first")])
+    b = ModelResponse(
+        parts=[TextPart("ok"), ToolCallPart("poll", '{"job_id": "job_1"}', tool_call_id="c1")]
+    )
+    kept = _Kept()
+    d1, s1 = kept.explode([a, b])
+    d2, s2 = kept.explode([a, b, a])
+    assert d2[:2] == d1 and all(x is y for x, y in zip(d1, d2[:2], strict=True))  # kept
+    assert d2[2] == d1[0] and d2[2] is not d1[0] and s2 == explode([a, b, a])[1]  # twice: new
+    a.parts[0].content = "second"  # in place, a new content object
+    d3, _ = kept.explode([a, b])
+    assert d3[0]["content"] == "second" and d3[0] is not d1[0] and d3[1] is d1[1]
+    assert (d3, explode([a, b])[1]) == explode([a, b])
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["in memory", "read back from JSON"])
 def test_pydantic_ai_guard_after_a_history_processor_that_cuts_calls_off(stored):
     """A processor that keeps only the newest message after a tool ran leaves a tool return whose
     call is gone, from the request and from the run's own history: pydantic-ai then silently

@@ -395,8 +395,11 @@ class _Request:
 
 
 class _Ctx:
-    def __init__(self, messages):
-        self.messages = messages
+    """The least of a pydantic-ai RunContext a hook reads: the run's messages and its
+    conversation (pydantic-ai gives every run one, kept across runs of one message history)."""
+
+    def __init__(self, messages, conversation_id="bench"):
+        self.messages, self.conversation_id = messages, conversation_id
 
 
 class _ReqCtx:

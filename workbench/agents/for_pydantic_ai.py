@@ -14,6 +14,7 @@ go back into the messages they came from. The trim edits the request only (`requ
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 from dataclasses import dataclass, field
 
@@ -40,7 +41,8 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
-from workbench.agents.history import Codec, Conversations, Seen
+from workbench.agents.history import Codec, Conversations, Reading, Seen
+from workbench.common.io import paused_gc
 
 
 def _text(content) -> str:
@@ -108,14 +110,55 @@ def explode(messages) -> tuple[list[dict], list[tuple]]:
     parts one message each, a response one assistant message."""
     out, src = [], []
     for k, m in enumerate(messages):
-        if isinstance(m, ModelResponse):
-            out.append(_response(m))
-            src.append((k, None))
-            continue
-        for j, p in enumerate(m.parts):
-            out.append(_part(p))
-            src.append((k, j))
+        dicts, at = _explode_one(m)
+        out.extend(dicts)
+        src.extend((k, j) for j in at)
     return out, src
+
+
+def _explode_one(m) -> tuple[list[dict], list]:
+    """One message's dicts, and the part each came from (None: the whole response)."""
+    if isinstance(m, ModelResponse):
+        return [_response(m)], [None]
+    return [_part(p) for p in m.parts], list(range(len(m.parts)))
+
+
+def _parts_of(m) -> tuple:
+    """What a message's dicts rest on, by identity: its parts and each part's content."""
+    return tuple(x for p in m.parts for x in (p, getattr(p, "content", None)))
+
+
+class _Kept:
+    """One conversation's messages as dicts and their reading, kept between a trim's calls: a
+    message seen last call, its parts and their contents the same objects, keeps its dicts (so
+    the reading of the history, `Reading`, knows them); any other is exploded again. A part
+    changed in place under the same content object is not seen to change."""
+
+    def __init__(self):
+        self.reading = Reading()
+        self._memo: dict[int, tuple] = {}  # id(message) -> (message, what it rests on, dicts)
+
+    def explode(self, messages) -> tuple[list[dict], list[tuple]]:
+        """`explode(messages)`, each message's dicts the ones of its last call where it is the same."""
+        out, src, memo, now = [], [], self._memo, {}
+        for k, m in enumerate(messages):
+            hit = memo.get(id(m))
+            rests = _parts_of(m)
+            if (
+                id(m) in now
+                or hit is None
+                or hit[0] is not m
+                or len(hit[1]) != len(rests)
+                or not all(map(operator.is_, hit[1], rests))
+            ):
+                hit = (m, rests, _explode_one(m))
+            if id(m) not in now:
+                now[id(m)] = hit
+            dicts, at = hit[2]
+            out.extend(dicts)
+            src.extend((k, j) for j in at)
+        self._memo = now  # only this call's messages: what the next call can know
+        return out, src
 
 
 def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
@@ -176,14 +219,18 @@ CODEC = Codec(
 @dataclass
 class ClosureHistory(AbstractCapability):
     """Trim the model's request to `max_tokens` (approximate tokens) without orphaning a tool
-    call, a tool return or a handle."""
+    call, a tool return or a handle. Per `conversation_id` (the `conversations` used last), the
+    messages' reading is kept between calls, so a call reads only what the conversation added."""
 
     max_tokens: int = 8000
     strategy: str = "last"
+    conversations: int = 64
     records: Records = field(default_factory=Records, compare=False)
+    _kept: Conversations = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         settings(self.max_tokens, self.strategy)
+        self._kept = Conversations(self.conversations, _Kept)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -191,14 +238,21 @@ class ClosureHistory(AbstractCapability):
 
     async def before_model_request(self, ctx, request_context):
         t0 = time.perf_counter()
-        msgs = list(request_context.messages)
-        dicts, src = explode(msgs)
-        t = trim(dicts, "openai", self.max_tokens, self.strategy)
-        kept = [dicts[i] for i in t.kept]
-        if t.tombstones:
-            kept.insert(0, {"role": "system", "content": note(t.tombstones)})
-        src_of = {id(d): s for d, s in zip(dicts, src, strict=True)}
-        request_context.messages = rebuild(msgs, kept, src_of)
+        with paused_gc():  # a dict a part: the collector's passes would cost as much again
+            msgs = list(request_context.messages)
+            kept = self._kept.get(getattr(ctx, "conversation_id", None))
+            if kept is None:
+                dicts, src = explode(msgs)
+                log = None
+            else:  # a conversation: what it added since the last call is read, the rest kept
+                dicts, src = kept.explode(msgs)
+                log = kept.reading(dicts, CODEC)
+            t = trim(dicts if log is None else log, "openai", self.max_tokens, self.strategy)
+            out = [dicts[i] for i in t.kept]
+            if t.tombstones:
+                out.insert(0, {"role": "system", "content": note(t.tombstones)})
+            src_of = {id(d): s for d, s in zip(dicts, src, strict=True)}
+            request_context.messages = rebuild(msgs, out, src_of)
         self.records.add(trim_record(t, len(self.records) + 1, time.perf_counter() - t0))
         return request_context
 

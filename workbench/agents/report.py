@@ -191,9 +191,9 @@ def hook_note(hooks: pd.DataFrame) -> str:
     first = _listed(
         "The times are a running agent's next calls, each on the history its last call saw grown "
         "by one round; a first call on a history costs more where something is kept between "
-        "calls (on a LangChain thread, the reading of the thread's history, so a call reads only "
-        "the new round; the relevance ranking's lexical rows; a guard's store of the "
-        "conversation). First calls over their target: ",
+        "calls (on a LangChain thread or a pydantic-ai conversation, the reading of its "
+        "history, so a call reads only the new round; the relevance ranking's lexical rows; a "
+        "guard's store of the conversation). First calls over their target: ",
         t[t["first_ms"] > t["target_ms"]] if "first_ms" in t else t.iloc[:0],
         "first_ms",
     )
@@ -210,9 +210,9 @@ def hook_note(hooks: pd.DataFrame) -> str:
     return (
         f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
         + "\n".join(lines)
-        + "\n\nOutside a LangChain thread, each call reads the whole history again (the "
-        "Agents SDK and pydantic-ai adapters keep no reading between calls yet); the guard "
-        "reads the history and checks the edited request "
+        + "\n\nOutside a LangChain thread or a pydantic-ai conversation, each call reads the "
+        "whole history again (the Agents SDK adapters and pydantic-ai's guard keep no reading "
+        "between calls yet); the guard reads the history and checks the edited request "
         "(and the history too when the request has an orphaned handle), so it costs more than "
         "a trim."
         + (
