@@ -742,10 +742,11 @@ def test_the_bench_calls_each_hook_on_a_history_grown_by_a_round():
         assert len(recs) == 2 and recs[1].messages_in > recs[0].messages_in, name
         if name == "langchain ClosureGuard (a front cut)":
             (seen,) = st.hook._seen.values()
-            log = seen.reading._log
+            (reading,) = st.hook._readings.values()
+            log = reading._log
             grow(st)
             call(st)
-            grown = seen.reading._log  # the earlier messages as read before, the round after
+            grown = reading._log  # the earlier messages as read before, the round after
             assert len(grown.messages) == len(seen.items) > len(log.messages)
             assert all(
                 a is b

@@ -181,6 +181,7 @@ class ClosureGuard(AgentMiddleware):
         self.mode, self.max_tokens = mode, max_tokens
         self.records = Records()
         self._seen = _store(conversations)
+        self._readings = Conversations(conversations, Reading)  # each thread's, as read last
 
     @property
     def name(self) -> str:
@@ -188,12 +189,13 @@ class ClosureGuard(AgentMiddleware):
 
     def wrap_model_call(self, request, handler):
         full = list(request.state.get("messages", [])) if request.state else []
-        seen = self._seen.get(_thread())
+        thread = _thread()
+        seen = self._seen.get(thread)
         if seen is not None:  # what an editor cut from the state (a summary) is found here
             full = list(seen.merge(full))
         # the thread's history as read last: only what the thread added since is read (outside
         # a thread, the state's history is read whole every call)
-        reading = seen.reading if seen is not None else None
+        reading = self._readings.get(thread)
         g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
                   call=len(self.records) + 1, reading=reading)  # fmt: skip
         self.records.add(g.record)

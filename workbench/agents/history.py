@@ -10,8 +10,7 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from workbench.closure.logs import Log, LogError, Message, approx_tokens, read
-from workbench.closure.logs.rules import check_rules
+from workbench.closure.logs import Log, LogError, approx_tokens, read, read_more
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,10 @@ class Reading:
             and all(map(operator.is_, self._stamps, stamps))
         ):
             if n < len(full):
-                log = self._grow(log, full[n:])
+                try:
+                    log = read_more(log, full[n:])
+                except LogError:
+                    log = None  # read whole: no valid request, nothing to restore from
             if log is not None:
                 self._items, self._stamps, self._log = list(full), stamps, log
                 return log
@@ -85,30 +87,6 @@ class Reading:
             log = None
         self._items, self._stamps, self._log, self._prices = list(full), stamps, log, []
         return log
-
-    @staticmethod
-    def _grow(log: Log, tail: list) -> Log | None:
-        """`log` and the messages after it, read (None: read the whole instead). A new log: the
-        one handed out before stays as it was, whoever still reads it."""
-        if log.by_order or log.body is not None:
-            return None
-        try:
-            more = read(tail, log.format)  # a list's items are read each by itself
-        except LogError:
-            return None  # (a result whose call came earlier is no error: an orphan alone)
-        if more.by_order:
-            return None
-        n = len(log.messages)
-        msgs = [Message(n + k, m.role, m._text, m.calls, m.answers, m.raw)
-                for k, m in enumerate(more.messages)]  # fmt: skip
-        grown = Log(log.format, [*log.messages, *msgs], key=log.key)
-        try:
-            check_rules(grown)
-        except LogError:
-            return None
-        for patterns, h in log._handles.items():
-            grown._handles[patterns] = h.grown(grown)
-        return grown
 
 
 class Seen:
@@ -122,7 +100,6 @@ class Seen:
 
     def __init__(self, key: Callable[[object], Hashable], equal: bool = True):
         self.key, self.equal = key, equal
-        self.reading = Reading()  # `items` as a guard read them last
         self.items: list = []
         self._at: dict[int, int] = {}  # id(message) -> position in items (`items` holds each)
         self._by_key: dict[Hashable, list[int]] = {}
@@ -211,5 +188,5 @@ class Conversations:
     def __contains__(self, cid) -> bool:
         return cid in self._by
 
-    def values(self) -> list[Seen]:
+    def values(self) -> list:
         return list(self._by.values())

@@ -42,6 +42,7 @@ __all__ = [
     "detect",
     "load",
     "read",
+    "read_more",
     "read_part",
     "save",
     "write",
@@ -75,13 +76,9 @@ def read_part(log: Log, positions) -> Log | None:
     and raises as `read` would). None where reading the items could come out otherwise: a body
     (a system prompt, a continuation's carried results) or a legacy `function_call`, which is
     paired by order; read the items then."""
-    if log.body is not None or log.system is not None or log.carried or log.by_order:
+    if not _by_item(log):
         return None
-    msgs = log.messages
-    out = [
-        Message(k, m.role, m._text, m.calls, m.answers, m.raw)
-        for k, m in enumerate(msgs[s] for s in positions)
-    ]
+    out = _renumbered([log.messages[s] for s in positions])
     if not out:
         raise err("the log holds no messages", None, log.key)
     part = Log(log.format, out, key=log.key)
@@ -89,6 +86,41 @@ def read_part(log: Log, positions) -> Log | None:
     for patterns, h in log._handles.items():
         part._handles[patterns] = h.part(part, positions)
     return part
+
+
+def read_more(log: Log, items: list) -> Log | None:
+    """What `read` gives for `log`'s items and then `items` (a conversation's next turns), as a
+    message list, without reading `log`'s again: a new log whose first messages are `log`'s (with
+    their handle scans), the order rules checked over the whole (raising as `read` would); `log`
+    stays as it was. None where reading the whole could come out otherwise (as for `read_part`),
+    or where `items` alone are no valid request: read the whole then."""
+    if not _by_item(log):
+        return None
+    try:
+        more = read(items, log.format)
+    except LogError:
+        return None  # (a result whose call came earlier is no error: an orphan alone)
+    if more.by_order:
+        return None
+    grown = Log(log.format, [*log.messages, *_renumbered(more.messages, len(log.messages))],
+                key=log.key)  # fmt: skip
+    check_rules(grown)
+    for patterns, h in log._handles.items():
+        grown._handles[patterns] = h.grown(grown)
+    return grown
+
+
+def _by_item(log: Log) -> bool:
+    """Whether reading `log`'s items, each by itself, gives its messages: a list, nothing carried,
+    no legacy call paired by order."""
+    return log.body is None and log.system is None and not log.carried and not log.by_order
+
+
+def _renumbered(msgs: list, start: int = 0) -> list:
+    """The messages as read, numbered from `start` (their text and handles are their own)."""
+    return [
+        Message(start + k, m.role, m._text, m.calls, m.answers, m.raw) for k, m in enumerate(msgs)
+    ]
 
 
 def load(path: str | os.PathLike, format: str | None = None) -> Log:
