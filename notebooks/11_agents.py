@@ -120,8 +120,10 @@ Markdown(report.guard_note(summary))
 # tokens: its first call on the history (`first_ms`, a new adapter, the median of 5), its next
 # calls, each on the history grown by one round as a running agent's is (`ms`, the median of 11;
 # the LangChain hooks run on a thread, as with a checkpointer, and pydantic-ai's in a
-# conversation, as every pydantic-ai run is), and the peak memory a call allocates per message of
-# the history. Shown as recorded, with the date, the machine and the load.
+# conversation, as every pydantic-ai run is; the async hooks, pydantic-ai's and the SDK session
+# guard, are awaited on one event loop that runs on, as their framework awaits them), and the peak
+# memory a call allocates per message of the history. Shown as recorded, with the date, the
+# machine and the load.
 
 # %%
 hooks = pd.read_csv(f"{RECORDED_DIR}/agents_hooks.csv")

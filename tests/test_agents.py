@@ -3,10 +3,13 @@ double for the model: what the model was sent is what these tests inspect."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langchain")
 pytest.importorskip("agents")
@@ -33,6 +36,7 @@ from pydantic_ai.models.function import FunctionModel  # noqa: E402
 import workbench.agents as wa  # noqa: E402
 from workbench.agents import bench, drivers, provider, world  # noqa: E402
 from workbench.agents.core import ClosureError  # noqa: E402
+from workbench.agents.for_openai_agents import _key as sdk_key  # noqa: E402
 from workbench.closure import logs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -343,12 +347,17 @@ def test_openai_agents_guard_given_the_session_restores_what_its_limit_cut():
     turns = [*TURNS[:4], *(f"poll {h}" for h in ids)]  # a person pastes an id shown long ago
     bare, _ = _sdk_session_run(None, Script(), 3, turns)
     blind, _ = _sdk_session_run(wa.ClosureGuard("openai-agents"), Script(), 3, turns)
-    seen, g = _sdk_session_run(
-        lambda s: wa.ClosureGuard("openai-agents", session=s), Script(), 3, turns
-    )
+
+    def guarded(s):  # a probe of 2: in a store this small, the SDK's items still line up
+        g = wa.ClosureGuard("openai-agents", session=s)
+        g.store.probe = 2
+        return g
+
+    seen, g = _sdk_session_run(guarded, Script(), 3, turns)
     assert _orphaned_handles(bare) > 0 and _orphaned_handles(blind) == _orphaned_handles(bare)
     assert _orphaned_handles(seen) == 0
     assert any(r.action == "guard: repaired" and r.restored for r in g.records)
+    assert g.store.whole_reads <= len(g.records) // 2  # the store read for what it added
     assert all(not provider.responses_problems(items) for _, items in seen)
     with pytest.raises(TypeError, match="Session"):
         wa.ClosureGuard("openai-agents", session=object())
@@ -367,6 +376,128 @@ def test_the_session_store_is_laid_under_the_input_only_where_it_lines_up():
     # a message repeated in the store lines up with its latest copy (seed 30 of the benchmark)
     assert with_store([a, b, c, a, d], [a, d, c]) == [a, b, c, a, d, c]
     assert with_store([a, b, a, b, a], [a, b, a, d]) == [a, b, a, b, a, d]
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(1, 40)),  # new items (each its own call id)
+        st.tuples(st.just("say"), st.integers(1, 20)),  # messages without ids, repeating
+        st.tuples(st.just("pop"), st.integers(1, 30)),
+        st.tuples(st.just("redo"), st.integers(1, 12)),  # the newest popped, then put back
+        st.tuples(st.just("clear"), st.just(0)),
+        st.tuples(st.just("read"), st.just(0)),  # a guard call with nothing new
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@given(ops=_OPS, probe=st.sampled_from([2, 4, 16]))
+@settings(max_examples=200, deadline=None)
+def test_a_sqlite_store_read_for_what_it_added_is_the_whole_store(ops, probe):
+    """The session guard reads a `SQLiteSession` after its first call only for its newest items;
+    after any run of adds, pops, clears and repeated messages it has what reading the store whole
+    has, and it reads it whole only when the newest items do not line up (not after a few new
+    items of their own, with nothing else done)."""
+    from workbench.agents.for_openai_agents import Store
+
+    session = drivers.SQLiteSession("p")
+    store, made = Store(session, probe), [0]
+
+    def item(k):
+        made[0] += 1
+        n = made[0]
+        return [{"type": "function_call", "call_id": f"c{n}", "name": "t", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": f"c{n}", "output": f"o{n}"},
+                {"role": "user", "content": f"u{n}"}][k % 3]  # fmt: skip
+
+    async def run():
+        for op, k in ops:
+            if op == "add":
+                await session.add_items([item(j) for j in range(k)])
+            elif op == "say":
+                await session.add_items([{"role": "user", "content": "ok"}] * k)
+            elif op == "pop":
+                for _ in range(k):
+                    await session.pop_item()
+            elif op == "clear":
+                await session.clear_session()
+            elif op == "redo":
+                back = [await session.pop_item() for _ in range(k)][::-1]
+                await session.add_items([x for x in back if x is not None])
+            before, whole = store.whole_reads, await session.get_items()
+            had = len(store._items or ())
+            assert await store.items() == whole
+            assert store.keys() == [sdk_key(x) for x in whole]
+            seam = whole[max(had - probe + k, 0) : had]  # what the first probe has of the last
+            easy = (op in ("read", "add") and k < probe < 2 * had and had + k >= probe
+                    and any("call_id" in x for x in seam))  # fmt: skip
+            if easy:  # the newest line up (with an id at the seam): nothing read whole
+                event("lined up")
+                assert store.whole_reads == before
+        session.close()
+
+    asyncio.run(run())
+
+
+def test_new_messages_equal_to_the_last_ones_read_are_not_taken_for_them():
+    """Messages without ids (a person's "ok", again) at the seam cannot be told from those read
+    before: the store is read whole, not taken to have grown by fewer."""
+    from workbench.agents.for_openai_agents import Store
+
+    ok = {"role": "user", "content": "ok"}
+
+    async def run():
+        s = drivers.SQLiteSession("ok")
+        store = Store(s, 2)
+        await s.add_items([{"type": "function_call_output", "call_id": "c1", "output": "x"}, ok])
+        await store.items()
+        await s.add_items([ok, ok, ok])
+        assert await store.items() == await s.get_items() and store.whole_reads == 2
+        s.close()
+
+    asyncio.run(run())
+
+
+def test_more_added_than_one_probe_is_found_by_larger_probes():
+    """Forty items added between two calls, a probe of four: the probes grow until they reach
+    the items read last; the store is not read whole again."""
+    from workbench.agents.for_openai_agents import Store
+
+    def calls(a, b):
+        return [{"type": "function_call", "call_id": f"c{n}", "name": "t", "arguments": "{}"}
+                for n in range(a, b)]  # fmt: skip
+
+    async def run():
+        s = drivers.SQLiteSession("grow")
+        store = Store(s, 4)
+        await s.add_items(calls(0, 100))
+        await store.items()
+        await s.add_items(calls(100, 140))
+        assert await store.items() == await s.get_items() and store.whole_reads == 1
+        s.close()
+
+    asyncio.run(run())
+
+
+def test_a_session_not_known_to_only_append_is_read_whole_every_call():
+    """Any other session (a subclass of `SQLiteSession` too: it may rewrite its store) is read
+    whole on every call, and what the guard restores from is its whole store."""
+    from workbench.agents.for_openai_agents import Store
+
+    class Branching(drivers.SQLiteSession):
+        pass
+
+    async def run():
+        s = Branching("b")
+        store = Store(s)
+        for n in range(3):
+            await s.add_items([{"role": "user", "content": f"m{n}"}])
+            assert await store.items() == await s.get_items()
+        assert store.whole_reads == 3 and not store.probes
+        s.close()
+
+    asyncio.run(run())
 
 
 # --- pydantic-ai ------------------------------------------------------------------------------
@@ -755,5 +886,7 @@ def test_the_bench_calls_each_hook_on_a_history_grown_by_a_round():
             assert recs[2].action == recs[1].action == "guard: repaired"
         else:
             grow(st)
+        if name == "openai-agents ClosureGuard (a session limit)":  # the store, after the first
+            assert st.hook.store.whole_reads == 1  # call, read for the round it added
         with pytest.raises(ValueError, match="at most 2 rounds"):
             grow(st)

@@ -4,6 +4,7 @@ side-by-side against langchain-core's real trim_messages, the CLI."""
 from __future__ import annotations
 
 import json
+import operator
 import sys
 from pathlib import Path
 
@@ -1073,12 +1074,14 @@ def test_a_part_is_read_again_where_reading_alone_could_differ():
     assert logs.read_part(logs.read(body, "anthropic"), [0]) is None  # a body, its system
 
 
-def _same_reading(got, want):
-    """Two readings of one list: the same messages, handles and closure report."""
+def _same_reading(got, want, by_value=False):
+    """Two readings of one list: the same messages (each read from the same item or, by value,
+    from an equal one), handles and closure report."""
     assert [(m.index, m.role, m.text, m.calls, m.answers) for m in got.messages] == [
         (m.index, m.role, m.text, m.calls, m.answers) for m in want.messages
     ]
-    assert all(a.raw is b.raw for a, b in zip(got.messages, want.messages, strict=True))
+    same = operator.eq if by_value else operator.is_
+    assert all(same(a.raw, b.raw) for a, b in zip(got.messages, want.messages, strict=True))
     assert logs.check(got, patterns=P).to_dict() == logs.check(want, patterns=P).to_dict()
     hg, hw = got.handles(P), want.handles(P)
     n = len(want.messages)
@@ -1106,7 +1109,9 @@ def test_a_history_read_as_it_grows_reads_as_reading_it_whole(conv, fmt, data):
                ("results", [("c_t", {"ok": True})])]  # fmt: skip
         conv = [*conv[:k], ("user", json.dumps({"evicted_ref": "job_7e57ab"})), *conv[k:], *use]
     items = _list_form(conv, fmt)
-    codec = Codec(fmt, key=id, stub=None)
+    # by value (the Responses adapter's): each history new dicts, equal to those read before
+    by_value = data.draw(st.booleans())
+    codec = Codec(fmt, key=id, stub=None, by_value=by_value)
     if data.draw(st.integers(0, 3)) == 0:  # a result answered twice, somewhere
         k = data.draw(st.integers(0, len(items)))
         items = [*items[:k], *[it for it in items if _answers(it, fmt)][:1], *items[k:]]
@@ -1114,7 +1119,7 @@ def test_a_history_read_as_it_grows_reads_as_reading_it_whole(conv, fmt, data):
     cuts = sorted(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=5)))
     reading = Reading()
     for c in [*cuts, n]:
-        full = items[:c]
+        full = json.loads(json.dumps(items[:c])) if by_value else items[:c]
         got = reading(full, codec)
         try:
             want = logs.read(full, fmt)
@@ -1126,7 +1131,7 @@ def test_a_history_read_as_it_grows_reads_as_reading_it_whole(conv, fmt, data):
         event(f"read, {how}")
         assert reading.prices(got) == [logs.approx_tokens(m) for m in want.messages]
         if how == "whole" or c == n:
-            _same_reading(got, want)  # (which scans every message)
+            _same_reading(got, want, by_value)  # (which scans every message)
             continue
         hg, hw = got.handles(P), want.handles(P)
         if how == "indexed":
@@ -1172,6 +1177,27 @@ def test_a_history_changed_before_its_end_is_read_again():
     cut = msgs[1:]  # the oldest message gone: no longer the history read last
     assert reading(cut, CODEC) is not again
     _same_reading(reading(cut, CODEC), logs.read(cut, "langchain"))
+
+
+def test_a_history_of_plain_items_is_recognised_by_value_and_read_again_when_one_differs():
+    """The Responses adapter's items are dicts a session gives back new on every run: a history
+    whose first items equal those read last (new objects) is grown, not read again; one whose
+    earlier item differs in value is read whole."""
+    from workbench.agents.for_openai_agents import CODEC
+    from workbench.agents.history import Reading
+
+    items = loggen.to_responses(loggen.long_conversation(60))
+    k = len(loggen.to_responses(loggen.long_conversation(30)))
+    reading = Reading()
+    first = reading(items[:k], CODEC)
+    grown = reading(json.loads(json.dumps(items)), CODEC)  # the same values, new objects
+    assert all(a is b for a, b in zip(first.messages, grown.messages[:k], strict=True))
+    _same_reading(grown, logs.read(items, "responses"), by_value=True)
+    changed = json.loads(json.dumps(items))
+    changed[3]["arguments"] = '{"task": "refresh_9"}'
+    again = reading(changed, CODEC)
+    assert again.messages[3] is not grown.messages[3]  # read again
+    _same_reading(again, logs.read(changed, "responses"), by_value=True)
 
 
 @pytest.mark.parametrize("how", ["indexed", "scanned"])

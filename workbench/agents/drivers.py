@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import weakref
 from typing import Any
 
 from agents import Agent as SdkAgent
@@ -74,6 +75,25 @@ def run_sync(coro):
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def _awaiter():
+    """A function awaiting coroutines on one event loop of its own, kept while the function is, as
+    a framework awaits its hooks: inside a loop that runs on, not a new one per call
+    (`asyncio.run`, which on Python 3.11 also formats the repr of what the coroutine returned
+    when it puts the SIGINT handler back: ~10 ms for a request of 10^4 items, the bench's cost,
+    not the hook's). Where a loop already runs (a notebook's kernel): `run_sync`."""
+    loop = asyncio.new_event_loop()
+
+    def run(coro):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return loop.run_until_complete(coro)
+        return run_sync(coro)
+
+    weakref.finalize(run, loop.close)
+    return run
 
 
 def _tool_functions(tally):
@@ -430,6 +450,7 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
     pyd = _pyd_messages(loggen.to_openai(conv))
     pyd_at = lengths(lambda c: _pyd_messages(loggen.to_openai(c)))
     budget = max(count_tokens_approximately(lc[: lc_at[0]]) // 10, 100)
+    wait = _awaiter()  # the async hooks awaited on one loop, as their framework awaits them
 
     class State:
         def __init__(self, hook):
@@ -461,7 +482,7 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
 
     def pyd_call(st):
         hist = pyd[: pyd_at[st.k]]
-        run_sync(st.hook.before_model_request(_Ctx(hist), _ReqCtx(list(hist))))
+        wait(st.hook.before_model_request(_Ctx(hist), _ReqCtx(list(hist))))
 
     def lc_guard_call(st):  # a foreign cut: the oldest third gone, leaving a front orphan; in a
         hist = lc[: lc_at[st.k]]  # thread: the guard's store takes the state in
@@ -471,13 +492,13 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
     def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
         st = State(None)
         st.session = SQLiteSession("bench")
-        run_sync(st.session.add_items(rs[: rs_at[0]]))
+        wait(st.session.add_items(rs[: rs_at[0]]))
         st.hook = for_openai_agents.ClosureGuard(session=st.session)
         return st
 
     def sdk_session_grow(st):  # the SDK stores the round's items after it, before the next call
         grow(st)
-        run_sync(st.session.add_items(rs[rs_at[st.k - 1] : rs_at[st.k]]))
+        wait(st.session.add_items(rs[rs_at[st.k - 1] : rs_at[st.k]]))
 
     def sdk_session_call(st):
         hist = rs[: rs_at[st.k]]
@@ -486,7 +507,7 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
             model_data = for_openai_agents.ModelInputData(input=hist[len(hist) // 3 :],
                                                           instructions=SYSTEM)  # fmt: skip
 
-        run_sync(st.hook(Data()))
+        wait(st.hook(Data()))
 
     def new(make):
         return lambda: State(make())

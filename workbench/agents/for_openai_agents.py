@@ -29,7 +29,8 @@ from workbench.agents.core import (
     trim,
     trim_record,
 )
-from workbench.agents.history import Codec
+from workbench.agents.history import Codec, Reading
+from workbench.common.io import paused_gc
 
 
 def _plain(item) -> dict:
@@ -49,7 +50,16 @@ def _key(it: dict):
         return ("call", it.get("type"), it["call_id"])
     if it.get("id"):
         return ("id", it["id"])
+    if it.keys() <= _MESSAGE and it.get("type", "message") == "message":
+        c = it.get("content")  # a message as a person or a model wrote it: its text decides
+        if isinstance(c, str):
+            return ("text", it.get("role"), c)
+        if isinstance(c, list) and all(type(x) is dict and x.keys() == _PART for x in c):
+            return ("parts", it.get("role"), tuple((x["type"], x["text"]) for x in c))
     return ("json", json.dumps(it, sort_keys=True, default=str))
+
+
+_MESSAGE, _PART = {"type", "role", "content"}, {"type", "text"}
 
 
 CODEC = Codec(
@@ -60,6 +70,7 @@ CODEC = Codec(
         "call_id": cid,
         "output": stub_text(cid, name),
     },
+    by_value=True,  # a session's items come back as new dicts each run: the same values
 )
 
 
@@ -91,7 +102,10 @@ class ClosureGuard:
 
     With `session=` (the run's `Session`), the history to repair from is the session's whole store
     with this run's new items after it, not only the input the SDK built: a session `limit` cuts
-    the history before any filter runs, so what it cut is found only there."""
+    the history before any filter runs, so what it cut is found only there. The store is read
+    whole on the first call; after it, a `SQLiteSession`'s is read only for what it added
+    (`Store`), any other session's whole on every call. The history as read last is kept
+    (`Reading`): the next call reads only the items after it."""
 
     def __init__(self, inner=None, mode: str = "repair", max_tokens: int | None = None,
                  session=None):  # fmt: skip
@@ -99,7 +113,9 @@ class ClosureGuard:
         if session is not None and not callable(getattr(session, "get_items", None)):
             raise TypeError(f"session must be an Agents SDK Session, got {type(session).__name__}")
         self.inner, self.mode, self.max_tokens, self.session = inner, mode, max_tokens, session
+        self.store = Store(session) if session is not None else None
         self.records = Records()
+        self._reading = Reading()  # the history as read last (a guard serves one conversation)
 
     def __call__(self, data):
         given = [_plain(x) for x in data.model_data.input]
@@ -114,16 +130,17 @@ class ClosureGuard:
         return self._check(full, await out)
 
     async def _with_session(self, data, given: list):
-        stored = [_plain(x) for x in await self.session.get_items(limit=sys.maxsize)]
+        stored = await self.store.items()
         out = data.model_data if self.inner is None else self.inner(data)
         if inspect.isawaitable(out):
             out = await out
-        return self._check(with_store(stored, given), out)
+        with paused_gc():  # a whole history's keys and reading: the collector would add a third
+            return self._check(with_store(stored, given, self.store.keys()), out)
 
     def _check(self, full: list, md) -> ModelInputData:
         edited = [_plain(x) for x in md.input]
         g = guard(edited, full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
-                  call=len(self.records) + 1)  # fmt: skip
+                  call=len(self.records) + 1, reading=self._reading)  # fmt: skip
         self.records.add(g.record)
         instructions = md.instructions
         if g.tombstones:
@@ -132,15 +149,77 @@ class ClosureGuard:
         return ModelInputData(input=g.items, instructions=instructions)
 
 
-def with_store(stored: list, given: list) -> list:
+class Store:
+    """A session's items as a guard read them last. A session whose store is only appended to or
+    cut from its end (`SQLiteSession`, by exact type: `add_items`, `pop_item`, `clear_session`)
+    is read, after the first call, only for its newest items (`probe` of them, then four times
+    as many until they line up): when they start with the last items read, in a run holding an
+    item with an id of its own, the store is what was read then followed by the rest. Anything
+    else (a pop or a clear followed by other items, more added than read, a seam of messages
+    without ids, any other session, which may rewrite its store as a compaction does) reads the
+    store whole. This rests on what the SDK writes: each call, output and model message carries
+    an id of its own and is written once. A store given an item twice (a call id already in it),
+    or a popped item back in another place, can line up where it should not."""
+
+    PROBE = 16
+    APPENDS_ONLY = ("agents.memory.sqlite_session.SQLiteSession",)
+
+    def __init__(self, session, probe: int = PROBE):
+        if probe < 1:
+            raise ValueError(f"probe must be at least 1, got {probe}")
+        self.session, self.probe = session, probe
+        name = f"{type(session).__module__}.{type(session).__qualname__}"
+        self.probes = name in self.APPENDS_ONLY
+        self._items: list | None = None
+        self._keys: list | None = None  # each item's `_key`, computed once (where probed)
+        self.whole_reads = 0  # how many calls read the store whole (for the tests and the bench)
+
+    async def items(self) -> list:
+        """The store's items now, as plain dicts (a new list; the items are shared)."""
+        kept = self._items
+        if self.probes and kept:
+            p = self.probe
+            while p < 2 * len(kept):
+                tail = [_plain(x) for x in await self.session.get_items(limit=p)]
+                if len(tail) < p:  # the store is shorter than the probe: it is all of it
+                    self.whole_reads += 1
+                    self._items, self._keys = tail, [_key(x) for x in tail]
+                    return list(tail)
+                m = _seam(kept[-p:], tail)
+                if m:
+                    self._items = kept + tail[m:]
+                    self._keys = self._keys + [_key(x) for x in tail[m:]]
+                    return list(self._items)
+                p *= 4
+        self.whole_reads += 1
+        self._items = [_plain(x) for x in await self.session.get_items(limit=sys.maxsize)]
+        self._keys = list(map(_key, self._items)) if self.probes else None
+        return list(self._items)
+
+    def keys(self) -> list | None:
+        """The `_key` of each item `items` gave last (None for a store read whole every call:
+        `with_store` keys the part it needs)."""
+        return self._keys
+
+
+def _seam(kept: list, tail: list) -> int:
+    """How many of `tail`'s first items are `kept`'s last ones (the longest such run, by value),
+    where an item of its own id in the run ties it to its place (0 otherwise: new messages
+    without ids can equal old ones)."""
+    m = _overlap(*([json.dumps(x, sort_keys=True, default=str) for x in xs] for xs in (kept, tail)))
+    return m if any("call_id" in x or x.get("id") for x in tail[:m]) else 0
+
+
+def with_store(stored: list, given: list, keys: list | None = None) -> list:
     """The run's whole history: the session's stored items the input does not carry (what a
     `limit` cut), then the input's items (the store's newest and this run's new ones), the input's
     own objects, so a filter's kept items are found in it by identity. The input must start with
     the store's newest items, in order (the longest such run is taken: a repeated message matches
     its latest copy); an input that does not is returned alone (nothing is restored from a store
-    that does not line up)."""
-    m = _overlap([_key(x) for x in stored[-len(given) :]] if given else [],
-                 [_key(x) for x in given])  # fmt: skip
+    that does not line up). `keys`: the stored items' `_key`s, where known."""
+    tail = stored[-len(given) :] if given else []
+    tail_keys = list(map(_key, tail)) if keys is None else keys[len(keys) - len(tail) :]
+    m = _overlap(tail_keys, list(map(_key, given)))
     return stored[: len(stored) - m] + given if m else given
 
 

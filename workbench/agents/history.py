@@ -27,17 +27,22 @@ class Codec:
     # what an item's reading rests on, by identity: an item whose stamp is another object than
     # when it was read is read again (`Reading`); the item itself when nothing better is known
     stamp: Callable[[object], object] = lambda it: it
+    # items that are plain data (the Responses API's dicts): one equal to an item read before
+    # reads as it did, so a history read back from a store (new objects, the same values) is
+    # recognised by value, and no stamp is needed
+    by_value: bool = False
 
 
 class Reading:
     """A conversation's history as a guard read it last, kept between its calls: the next call's
-    history, which starts with it (the same objects, each one's stamp the same object), is read
-    only for the messages after it, the provider's order rules checked again over the whole;
-    any other history is read whole. The messages read stay as they were read: a message
-    changed in place keeping its stamp (its content object, for LangChain) is not read again,
-    which is why the frameworks' own editors replace a message rather than edit it. A reading
-    handed out is never changed: a grown history is a new log (sharing the earlier messages),
-    and calls on one conversation at once take their histories in one at a time."""
+    history, which starts with it (the same objects, each one's stamp the same object; or, for a
+    codec `by_value`, items equal to those read), is read only for the messages after it, the
+    provider's order rules checked again over the whole; any other history is read whole. The
+    messages read stay as they were read: a message changed in place keeping its stamp (its content
+    object, for LangChain) is not read again, which is why the frameworks' own editors replace a
+    message rather than edit it. A reading handed out is never changed: a grown history is a new log
+    (sharing the earlier messages), and calls on one conversation at once take their histories in
+    one at a time."""
 
     def __init__(self):
         self._lock = threading.Lock()  # one call at a time takes in a history
@@ -64,14 +69,18 @@ class Reading:
 
     def _take(self, full: list, codec: Codec) -> Log | None:
         log, n = self._log, len(self._items)
-        stamps = list(map(codec.stamp, full))
+        stamps = [] if codec.by_value else list(map(codec.stamp, full))
         if (
             log is not None
             and codec.wrap is list
             and log.format == codec.fmt
             and n <= len(full)
-            and all(map(operator.is_, self._items, full))
-            and all(map(operator.is_, self._stamps, stamps))
+            and (
+                self._items == full[:n]  # equal lists: each item the same object or equal
+                if codec.by_value
+                else all(map(operator.is_, self._items, full))
+                and all(map(operator.is_, self._stamps, stamps))
+            )
         ):
             if n < len(full):
                 try:

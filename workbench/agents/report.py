@@ -193,7 +193,8 @@ def hook_note(hooks: pd.DataFrame) -> str:
         "by one round; a first call on a history costs more where something is kept between "
         "calls (on a LangChain thread or a pydantic-ai conversation, the reading of its "
         "history, so a call reads only the new round; the relevance ranking's lexical rows; a "
-        "guard's store of the conversation). First calls over their target: ",
+        "guard's store of the conversation; given an Agents SDK session, the guard's reading of "
+        "the session's store, which a first call reads whole). First calls over their target: ",
         t[t["first_ms"] > t["target_ms"]] if "first_ms" in t else t.iloc[:0],
         "first_ms",
     )
@@ -211,13 +212,14 @@ def hook_note(hooks: pd.DataFrame) -> str:
         f"{int(t['met'].sum())} of {len(t)} hook timings meet their target; these do not:\n"
         + "\n".join(lines)
         + "\n\nOutside a LangChain thread or a pydantic-ai conversation, each call reads the "
-        "whole history again (the Agents SDK adapters and pydantic-ai's guard keep no reading "
+        "whole history again (the Agents SDK filter and pydantic-ai's guard keep no reading "
         "between calls yet); the guard reads the history and checks the edited request "
         "(and the history too when the request has an orphaned handle), so it costs more than "
         "a trim."
         + (
-            " Given an Agents SDK session, the guard also reads the session's whole store back "
-            "on every call."
+            " Given an Agents SDK session, the guard also reads the session's store back: "
+            "whole on its first call, then, for a SQLiteSession, only its newest items (any "
+            "other session's store whole on every call)."
             if t["hook"].str.contains("session").any()
             else ""
         )
