@@ -363,6 +363,59 @@ def test_openai_agents_guard_given_the_session_restores_what_its_limit_cut():
         wa.ClosureGuard("openai-agents", session=object())
 
 
+def test_two_runs_at_once_on_one_session_guard_each_repair_from_the_store_they_read():
+    """A run's guard call that waits in its inner filter while another run's call reads the grown
+    store repairs from the store as it read it: what a guard alone gives on that store."""
+    from workbench.agents.for_openai_agents import ModelInputData
+    from workbench.closure.logs import loggen
+
+    items = loggen.to_responses(loggen.long_conversation(200))
+    n0, n1, n2 = (len(loggen.to_responses(loggen.long_conversation(n))) for n in (120, 160, 200))
+
+    def data(upto):
+        class Data:
+            model_data = ModelInputData(input=items[:upto][upto // 3 :], instructions="s")
+
+        return Data()
+
+    class Gated:  # the second call waits here until let go
+        def __init__(self):
+            self.calls, self.gate = 0, asyncio.Event()
+
+        async def __call__(self, d):
+            self.calls += 1
+            if self.calls == 2:
+                await self.gate.wait()
+            return d.model_data
+
+    async def alone(upto):
+        s = drivers.SQLiteSession("alone")
+        await s.add_items(items[:upto])
+        out = await wa.ClosureGuard("openai-agents", session=s)(data(upto))
+        s.close()
+        return out.input
+
+    async def run():
+        s = drivers.SQLiteSession("both")
+        inner = Gated()
+        g = wa.ClosureGuard("openai-agents", inner, session=s)
+        await s.add_items(items[:n0])
+        await g(data(n0))
+        await s.add_items(items[n0:n1])
+        a = asyncio.ensure_future(g(data(n1)))  # reads the store at n1, then waits
+        while inner.calls < 2:
+            await asyncio.sleep(0)
+        await s.add_items(items[n1:n2])
+        b = await g(data(n2))
+        inner.gate.set()
+        got_a = (await a).input
+        assert g.records[-1].restored > 0  # a repair, from the store it read
+        assert got_a == await alone(n1) and b.input == await alone(n2)
+        s.close()
+
+    asyncio.run(run())
+
+
 def test_the_session_store_is_laid_under_the_input_only_where_it_lines_up():
     from workbench.agents.for_openai_agents import with_store
 

@@ -131,11 +131,12 @@ class ClosureGuard:
 
     async def _with_session(self, data, given: list):
         stored = await self.store.items()
+        keys = self.store.keys()  # taken with the items: another run may read the store next
         out = data.model_data if self.inner is None else self.inner(data)
         if inspect.isawaitable(out):
             out = await out
         with paused_gc():  # a whole history's keys and reading: the collector would add a third
-            return self._check(with_store(stored, given, self.store.keys()), out)
+            return self._check(with_store(stored, given, keys), out)
 
     def _check(self, full: list, md) -> ModelInputData:
         edited = [_plain(x) for x in md.input]
