@@ -702,6 +702,81 @@ def test_the_pydantic_ai_guard_keeps_a_conversation_in_order():
         wa.ClosureGuard("pydantic-ai", conversations=0)
 
 
+def test_seen_merges_as_its_rule_says_whatever_it_has_seen():
+    """`Seen.merge` (each key computed once a merge, an empty store taking a history at once)
+    against its rule, message by message over random histories: a message is known by identity,
+    else by the first seen one of its key (and, with `equal`, equal to it); one not known goes
+    after the last known one before it, before the first known one when none is, at the end when
+    none is known. Messages share keys and values, are copied, repeated and reordered."""
+    import random
+
+    from workbench.agents.history import Seen
+
+    class M:
+        def __init__(self, v):
+            self.v = v
+
+        def __eq__(self, other):
+            return isinstance(other, M) and self.v == other.v
+
+        __hash__ = None
+
+    def by_rule(items, messages, key, equal):
+        items = list(items)
+
+        def find(m):
+            for k, x in enumerate(items):
+                if x is m:
+                    return k
+            for k, x in enumerate(items):
+                if key(x) == key(m) and (not equal or x == m):
+                    return k
+            return None
+
+        first = next((k for k in map(find, messages) if k is not None), None)
+        at = len(items) if first is None else first
+        for m in messages:
+            k = find(m)
+            if k is not None:
+                at = k + 1
+                continue
+            items.insert(at, m)
+            at += 1
+        return items
+
+    rng = random.Random(11)
+    calls = []
+
+    def key(m):
+        calls.append(m)
+        return m.v[0]
+
+    for equal in (True, False):
+        for _ in range(300):
+            seen, want, pool = Seen(key, equal=equal), [], []
+            for _ in range(rng.randint(1, 5)):
+                made = [
+                    M(rng.choice("abcdef") + rng.choice("xy")) for _ in range(rng.randint(0, 5))
+                ]
+                old = rng.sample(want, rng.randint(0, len(want)))
+                copies = [M(x.v) for x in rng.sample(pool, min(len(pool), rng.randint(0, 2)))]
+                history = made + old + copies
+                if rng.random() < 0.3:
+                    rng.shuffle(history)
+                pool += made
+                want = by_rule(want, history, lambda m: m.v[0], equal)
+                got = seen.merge(history)
+                assert [id(x) for x in got] == [id(x) for x in want]
+    big = [M(f"m{i}") for i in range(50)]
+    keyed = []
+    seen = Seen(lambda m: keyed.append(m) or m.v, equal=False)  # (a key of its own per message)
+    seen.merge(big[:40])
+    assert len(keyed) == 40  # an empty store: each key once
+    del keyed[:]
+    seen.merge(big)  # a running agent's next history: the new messages' keys, once each
+    assert keyed == big[40:] and seen.items == big
+
+
 def test_the_langchain_store_knows_a_message_by_its_id():
     """LangChain's store: a message an editor rewrote under the same id (a cleared tool result)
     is the one seen first, its original; a copy read back from a checkpoint is known, and known

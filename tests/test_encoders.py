@@ -12,16 +12,23 @@ from workbench.common.encoders import (
     LexicalEncoder,
     SentenceEncoder,
     get_encoder,
+    lexical_count_rows,
     tokenize,
 )
 
 
-def spec_vector(text):
-    """The design's definition, written independently of the implementation."""
+def spec_counts(text):
+    """The design's signed bucket counts, written independently of the implementation."""
     v = np.zeros(256)
     for tok in __import__("re").findall(r"[a-z0-9_]+", text.lower()):
         d = hashlib.sha256(tok.encode()).digest()
         v[int.from_bytes(d[:4], "big") % 256] += 1 if d[4] % 2 == 0 else -1
+    return v
+
+
+def spec_vector(text):
+    """The design's definition, written independently of the implementation."""
+    v = spec_counts(text)
     n = np.linalg.norm(v)
     return v / n if n else v
 
@@ -79,6 +86,35 @@ def test_a_batch_with_repeats_gives_each_row_as_alone_and_as_specified():
     for text, row in zip(texts, batch, strict=True):
         assert row.tobytes() == LexicalEncoder().encode([text])[0].tobytes()
         np.testing.assert_allclose(row, spec_vector(text), atol=1e-12)
+
+
+def test_count_rows_are_the_specified_counts_whatever_the_batch():
+    """The counts a batch sums per cell (its tokens sorted by cell, cancelling signs dropped)
+    are each text's specified counts, also for repeats, texts of no tokens and signs that
+    cancel to zero."""
+    texts = ["alice backup alice", "", "!!!", "alice backup", "a " * 40 + "b", "alice backup"]
+    got = lexical_count_rows(texts)
+    assert got.dtype == np.int64 and got.shape == (len(texts), 256)
+    for text, row in zip(texts, got, strict=True):
+        np.testing.assert_array_equal(row, spec_counts(text))
+    assert lexical_count_rows([]).shape == (0, 256)
+
+
+def test_a_batch_comes_back_in_an_array_of_its_own():
+    """A batch's rows, gathered from the memo, come back in an array of their own with the base
+    encoder's bytes: writing to it changes no cached row, also where the memo holds only a few
+    (`hold`)."""
+    texts = [f"poll job_{i} now" for i in range(50)]
+    for held in (None, 5):
+        enc = CachedEncoder(LexicalEncoder())
+        if held is not None:
+            enc.hold(held)
+        first = enc(texts)
+        assert first.tobytes() == LexicalEncoder().encode(texts).tobytes()
+        first[:] = 7.0
+        again = enc(texts)
+        assert again.tobytes() == LexicalEncoder().encode(texts).tobytes()
+        assert enc.encoded == (50 if held is None else 95)  # (held: 45 dropped, encoded again)
 
 
 def test_cache_encodes_each_unique_text_once(tmp_path):

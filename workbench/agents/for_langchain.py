@@ -35,6 +35,7 @@ from workbench.agents.core import (
 )
 from workbench.agents.history import Codec, Conversations, Reading, Seen
 from workbench.closure.logs import check, read
+from workbench.common.io import paused_gc
 
 
 def _key(m):
@@ -191,13 +192,17 @@ class ClosureGuard(AgentMiddleware):
         full = list(request.state.get("messages", [])) if request.state else []
         thread = _thread()
         seen = self._seen.get(thread)
-        if seen is not None:  # what an editor cut from the state (a summary) is found here
-            full = list(seen.merge(full))
-        # the thread's history as read last: only what the thread added since is read (outside
-        # a thread, the state's history is read whole every call)
-        reading = self._readings.get(thread)
-        g = guard(list(request.messages), full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
-                  call=len(self.records) + 1, reading=reading)  # fmt: skip
+        # (the store's index and the reading are many small objects: the collector's young
+        # passes over them would add a sixth to a first call on a long thread)
+        with paused_gc():
+            if seen is not None:  # what an editor cut from the state (a summary) is found here
+                full = list(seen.merge(full))
+            # the thread's history as read last: only what the thread added since is read
+            # (outside a thread, the state's history is read whole every call)
+            reading = self._readings.get(thread)
+            g = guard(list(request.messages), full, CODEC, mode=self.mode,
+                      max_tokens=self.max_tokens, call=len(self.records) + 1,
+                      reading=reading)  # fmt: skip
         self.records.add(g.record)
         if g.record.action == "guard: closed":
             return handler(request)

@@ -116,14 +116,15 @@ class Seen:
         # the same new objects): id -> (position, the copy, held so its id is not reused)
         self._alias: dict[int, tuple[int, object]] = {}
 
-    def _find(self, m) -> int | None:
+    def _find(self, m, key=None) -> int | None:
+        """Where `m` is in `items` (None: not seen); `key`, where given, is `self.key(m)`."""
         k = self._at.get(id(m))
         if k is not None:
             return k
         hit = self._alias.get(id(m))
         if hit is not None and hit[1] is m:
             return hit[0]
-        for k in self._by_key.get(self.key(m), ()):
+        for k in self._by_key.get(self.key(m) if key is None else key, ()):
             if not self.equal or self.items[k] == m:
                 return k
         return None
@@ -134,20 +135,35 @@ class Seen:
         if none is before it; at the end if `messages` holds no known message (what follows the
         conversation so far, such as the newest messages alone)."""
         messages = list(messages)
-        first = next((k for k in map(self._find, messages) if k is not None), None)
+        keys: dict[int, Hashable] = {}  # position in `messages` -> its key, computed once
+
+        def find(j: int) -> int | None:
+            m = messages[j]
+            if id(m) in self._at:
+                return self._at[id(m)]
+            if j not in keys:
+                keys[j] = self.key(m)
+            return self._find(m, keys[j])
+
+        first = None
+        if self.items:  # (an empty store knows none of them)
+            first = next((k for k in map(find, range(len(messages))) if k is not None), None)
         at = len(self.items) if first is None else first  # where the leading new ones go
-        alias, moved = {}, False
-        for m in messages:
-            k = self._find(m)  # after an insertion, the positions it moved are indexed again
-            if k is not None:
-                if id(m) not in self._at:
+        alias, moved, items = {}, False, self.items
+        for j, m in enumerate(messages):
+            k = self._at.get(id(m))  # (after an insertion, the positions it moved are indexed
+            if k is None:  # again)
+                k = find(j)
+                if k is not None:
                     alias[id(m)] = (k, m)
+            if k is not None:
                 at = k + 1
                 continue
-            self.items.insert(at, m)
-            if at == len(self.items) - 1:
-                self._index(m, at)
+            if at == len(items):
+                items.append(m)
+                self._index(m, at, keys[j])
             else:  # before the end: the positions after it moved
+                items.insert(at, m)
                 self._reindex()
                 moved = True
             at += 1
@@ -163,9 +179,9 @@ class Seen:
         for j, x in enumerate(self.items):
             self._index(x, j)
 
-    def _index(self, m, k: int) -> None:
+    def _index(self, m, k: int, key=None) -> None:
         self._at[id(m)] = k
-        self._by_key.setdefault(self.key(m), []).append(k)
+        self._by_key.setdefault(self.key(m) if key is None else key, []).append(k)
 
 
 class Conversations:
