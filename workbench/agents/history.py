@@ -149,21 +149,18 @@ class Seen:
         if self.items:  # (an empty store knows none of them)
             first = next((k for k in map(find, range(len(messages))) if k is not None), None)
         at = len(self.items) if first is None else first  # where the leading new ones go
-        alias, moved, items = {}, False, self.items
+        alias, moved = {}, False
         for j, m in enumerate(messages):
-            k = self._at.get(id(m))  # (after an insertion, the positions it moved are indexed
-            if k is None:  # again)
-                k = find(j)
-                if k is not None:
-                    alias[id(m)] = (k, m)
+            k = find(j)  # after an insertion, the positions it moved are indexed again
             if k is not None:
+                if id(m) not in self._at:
+                    alias[id(m)] = (k, m)
                 at = k + 1
                 continue
-            if at == len(items):
-                items.append(m)
-                self._index(m, at, keys[j])
+            self.items.insert(at, m)
+            if at == len(self.items) - 1:
+                self._index(m, at, keys[j])  # (found by neither id nor alias: keyed above)
             else:  # before the end: the positions after it moved
-                items.insert(at, m)
                 self._reindex()
                 moved = True
             at += 1
