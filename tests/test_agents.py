@@ -707,7 +707,8 @@ def test_seen_merges_as_its_rule_says_whatever_it_has_seen():
     against its rule, message by message over random histories: a message is known by identity,
     else by the first seen one of its key (and, with `equal`, equal to it); one not known goes
     after the last known one before it, before the first known one when none is, at the end when
-    none is known. Messages share keys and values, are copied, repeated and reordered."""
+    none is known. Messages share keys and values, are copied, repeated (the same object twice in
+    one history too) and reordered."""
     import random
 
     from workbench.agents.history import Seen
@@ -763,6 +764,8 @@ def test_seen_merges_as_its_rule_says_whatever_it_has_seen():
                 history = made + old + copies
                 if rng.random() < 0.3:
                     rng.shuffle(history)
+                if history and rng.random() < 0.3:  # one message twice (the same object)
+                    history.insert(rng.randint(0, len(history)), rng.choice(history))
                 pool += made
                 want = by_rule(want, history, lambda m: m.v[0], equal)
                 got = seen.merge(history)

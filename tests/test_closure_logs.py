@@ -1247,3 +1247,41 @@ def test_calls_on_one_conversation_at_once_each_get_their_own_history_s_reading(
             (m.role, m.text, m.calls, m.answers) for m in want.messages
         ]
         assert prices[:c] == [logs.approx_tokens(m) for m in want.messages]
+
+
+def test_scanning_every_message_at_once_is_scanning_each_alone():
+    """`scan_all` (one regex pass over the joined texts, a message naming one handle on a short
+    path) gives each message the (refs, defs, tombs) its own scan gives, and the index of
+    definitions in order: on generated logs in every format (one handle a message, several,
+    tombstones) and on the hand-written ones."""
+    from workbench.closure.logs.logtypes import _scan_one
+
+    found = []
+    for seed in range(6):
+        conv = loggen.long_conversation(80 + 30 * seed, seed=seed)
+        found += [logs.read(loggen.render(conv, fmt), fmt) for fmt in logs.FORMATS]
+    for f in sorted(HELD.glob("*.json")):
+        try:
+            found.append(logs.load(f))
+        except (logs.LogError, ValueError):
+            pass  # (the ones refused by name, as invalid or as not UTF-8: nothing to scan)
+    tomb = json.dumps(trim.tombstone("job_7f3a9c"))
+    found.append(logs.read([{"role": "system", "content": f"kept out: {tomb}"},
+                            {"role": "user", "content": "poll job_7f3a9c and run_0b1c2d2e"},
+                            {"role": "user", "content": f"{tomb} job_7f3a9c"}], "openai"))  # fmt: skip
+    for patterns in (P, CLOSURE_PATTERNS):
+        singles = 0
+        for log in found:
+            whole = logs.Log(log.format, log.messages).handles(patterns).scan_all()
+            each = logs.Log(log.format, log.messages).handles(patterns)
+            alone = [
+                _scan_one(each._at, log.messages, patterns, i) for i in range(len(log.messages))
+            ]
+            assert whole._at == alone, log.key
+            defs: dict = {}
+            for i, v in enumerate(alone):
+                for x in v[1]:
+                    defs.setdefault(x, []).append(i)
+            assert whole._defs_of == defs
+            singles += sum(len(v[0]) + len(v[1]) == 1 and not v[2] for v in alone)
+        assert singles > 100  # the short path was taken, and often

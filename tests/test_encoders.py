@@ -1,6 +1,7 @@
 """Encoders: the lexical encoder against its specification, the sentence encoder, the cache."""
 
 import hashlib
+import itertools
 
 import numpy as np
 import pytest
@@ -93,20 +94,33 @@ def test_count_rows_are_the_specified_counts_whatever_the_batch():
     are each text's specified counts, also for repeats, texts of no tokens and signs that
     cancel to zero."""
     texts = ["alice backup alice", "", "!!!", "alice backup", "a " * 40 + "b", "alice backup"]
-    got = lexical_count_rows(texts)
-    assert got.dtype == np.int64 and got.shape == (len(texts), 256)
-    for text, row in zip(texts, got, strict=True):
-        np.testing.assert_array_equal(row, spec_counts(text))
+    # the batch is tokenized as one text: a NUL in a text (the join's separator), a lone
+    # surrogate, characters whose lowercase is ASCII (KELVIN SIGN -> k, I WITH DOT ABOVE -> i +
+    # a combining dot), a final sigma, texts ending and starting mid-token
+    odd = ["job\x00_7\x00", "\x00", "run\ud800id \udfff", "\u212aEY \u0130D", "ΟΔΟΣ step\u03a3",
+           "straße_9", "tail_", "_head", "\u01c5x \ufb01le"]  # fmt: skip
+    for batch in (texts, texts + odd, odd, odd[::-1]):
+        got = lexical_count_rows(batch)
+        assert got.dtype == np.int64 and got.shape == (len(batch), 256)
+        for text, row in zip(batch, got, strict=True):
+            np.testing.assert_array_equal(row, spec_counts(text), err_msg=repr(text))
     assert lexical_count_rows([]).shape == (0, 256)
+    assert lexical_count_rows(["\x00kelvin \u212a"])[0].tolist() == spec_counts("kelvin k").tolist()
 
 
-def test_a_batch_comes_back_in_an_array_of_its_own():
+@pytest.mark.parametrize("batch", [None, 16])
+def test_a_batch_comes_back_in_an_array_of_its_own(batch, monkeypatch):
     """A batch's rows, gathered from the memo, come back in an array of their own with the base
     encoder's bytes: writing to it changes no cached row, also where the memo holds only a few
-    (`hold`)."""
-    texts = [f"poll job_{i} now" for i in range(50)]
-    for held in (None, 5):
-        enc = CachedEncoder(LexicalEncoder())
+    (`hold`), and where the new texts went to the base encoder in several batches."""
+    if batch is not None:  # the texts sent to the base encoder in several batches
+        monkeypatch.setattr("workbench.common.encoders.BATCH", batch)
+    distinct = [f"poll job_{i} now" for i in range(50)]
+    # all new and distinct, and all new with repeats (a first call), each keyed either way
+    for texts, held, by_text in itertools.product(
+        (distinct, distinct + distinct[45:] + distinct[::7]), (None, 5), (False, True)
+    ):
+        enc = CachedEncoder(LexicalEncoder(), by_text=by_text)
         if held is not None:
             enc.hold(held)
         first = enc(texts)
@@ -115,6 +129,17 @@ def test_a_batch_comes_back_in_an_array_of_its_own():
         again = enc(texts)
         assert again.tobytes() == LexicalEncoder().encode(texts).tobytes()
         assert enc.encoded == (50 if held is None else 95)  # (held: 45 dropped, encoded again)
+        again[:] = 3.0
+        assert enc(texts).tobytes() == LexicalEncoder().encode(texts).tobytes()
+
+
+def test_a_memo_keyed_by_text_has_no_disk(tmp_path):
+    """A memo keyed by the texts themselves keeps no disk cache (the disk's keys are digests)."""
+    with pytest.raises(ValueError, match="by_text"):
+        CachedEncoder(LexicalEncoder(), cache_dir=tmp_path, by_text=True)
+    enc = CachedEncoder(LexicalEncoder(), by_text=True)
+    enc(["x y", "y z"])
+    assert enc.has_all(["y z"]) and not enc.has_all(["y z", "z"]) and enc.encoded == 2
 
 
 def test_cache_encodes_each_unique_text_once(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import uuid
 import weakref
 from typing import Any
 
@@ -446,6 +447,8 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
         return [len(render(conv[:e])) for e in ends]
 
     lc, lc_at = messages_from_dict(loggen.to_langchain(conv)), lengths(loggen.to_langchain)
+    for k, m in enumerate(lc):  # a LangGraph state's messages each carry an id (`add_messages`
+        m.id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{k}"))  # gives a uuid4): fixed here
     rs, rs_at = loggen.to_responses(conv), lengths(loggen.to_responses)
     pyd = _pyd_messages(loggen.to_openai(conv))
     pyd_at = lengths(lambda c: _pyd_messages(loggen.to_openai(c)))

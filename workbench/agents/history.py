@@ -145,12 +145,15 @@ class Seen:
                 keys[j] = self.key(m)
             return self._find(m, keys[j])
 
-        first = None
-        if self.items:  # (an empty store knows none of them)
+        first, start = None, 0
+        if self.items:
             first = next((k for k in map(find, range(len(messages))) if k is not None), None)
+        else:  # an empty store knows none of them: they are appended up to the first repeat
+            start = self._append_new(messages, keys)
         at = len(self.items) if first is None else first  # where the leading new ones go
         alias, moved = {}, False
-        for j, m in enumerate(messages):
+        for j in range(start, len(messages)):
+            m = messages[j]
             k = find(j)  # after an insertion, the positions it moved are indexed again
             if k is not None:
                 if id(m) not in self._at:
@@ -170,6 +173,26 @@ class Seen:
                      for k in [self._find(m)] if k is not None}  # fmt: skip
         self._alias = alias
         return self.items
+
+    def _append_new(self, messages: list, keys: dict) -> int:
+        """Into an empty store, append `messages` up to the first that repeats one before it (the
+        same object, or by key, and with `equal` by equality), as the merge's loop would place
+        them, their keys noted in `keys`; return how many were appended."""
+        items, at, by_key, key, equal = self.items, self._at, self._by_key, self.key, self.equal
+        for j, m in enumerate(messages):
+            if id(m) in at:
+                return j
+            k = keys[j] = key(m)
+            ks = by_key.get(k)
+            if ks is not None and (not equal or any(items[x] == m for x in ks)):
+                return j
+            at[id(m)] = len(items)
+            if ks is None:
+                by_key[k] = [len(items)]
+            else:
+                ks.append(len(items))
+            items.append(m)
+        return len(messages)
 
     def _reindex(self) -> None:
         self._at, self._by_key, self._alias = {}, {}, {}

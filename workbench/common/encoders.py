@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -47,20 +48,44 @@ def lexical_counts(text: str) -> np.ndarray:
     return lexical_count_rows([text])[0]
 
 
-_SLOT_CODES: dict[str, int] = {}  # token -> 2 * bucket + (sign < 0), from `token_slot`
+_SLOT_CODES: dict[bytes, int] = {b"\x00": -1}  # token (UTF-8) -> 2 * bucket + (sign < 0),
+# from `token_slot`; b"\x00" marks where a text ends (`_token_bytes`)
 _SLOT_CODES_MAX = 1 << 20  # a long process forgets them past this many tokens
+# `tokenize`'s runs, a byte at a time: [a-z0-9_] stays, NUL (the texts' separator) stays, every
+# other byte (any byte of a non-ASCII character too) is a space
+_TOKEN_BYTES = bytes(
+    c if c in b"abcdefghijklmnopqrstuvwxyz0123456789_\x00" else 32 for c in range(256)
+)
 
 
-def _slot_codes(tokens: list[str]) -> np.ndarray:
-    """`token_slot` of each token as one int64 code (2 * bucket + (sign < 0))."""
+def _token_bytes(texts: Sequence[str]) -> list[bytes]:
+    """`tokenize` of each text, in order, as UTF-8 bytes, each text followed by b"\x00" but the
+    last: one lowercasing, one byte translation and one split for the whole batch. The same
+    tokens: a run of [a-z0-9_] is ASCII, and no byte of a non-ASCII character is ASCII; a NUL in
+    a text separates tokens there as any non-token character does, so it becomes a space first;
+    lowercasing depends on context only for a final sigma, which is no token character; a lone
+    surrogate (a JSON escape may leave one) is bytes above ASCII, as any non-ASCII character."""
+    joined = " \x00 ".join(texts)
+    if joined.count("\x00") != max(len(texts) - 1, 0):
+        joined = " \x00 ".join(t.replace("\x00", " ") for t in texts)
+    return joined.lower().encode("utf-8", "surrogatepass").translate(_TOKEN_BYTES).split()
+
+
+def _slot_codes(tokens: list[bytes]) -> np.ndarray:
+    """`token_slot` of each token (UTF-8) as one int64 code (2 * bucket + (sign < 0)); -1 for
+    b"\x00"."""
     global _SLOT_CODES
     if len(_SLOT_CODES) > _SLOT_CODES_MAX:
-        _SLOT_CODES = {}  # a new table: a thread still reading the old one keeps it whole
+        _SLOT_CODES = {b"\x00": -1}  # a new table: a thread still reading the old keeps it whole
     codes = _SLOT_CODES
-    for tok in dict.fromkeys(tokens).keys() - codes.keys():
-        b, s = token_slot(tok)
-        codes[tok] = 2 * b + (s < 0)
-    return np.fromiter(map(codes.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    out = np.fromiter(map(codes.get, tokens, repeat(-2)), dtype=np.int64, count=len(tokens))
+    new = np.flatnonzero(out == -2)  # tokens this table has not seen (no code is -2)
+    if len(new):
+        for tok in dict.fromkeys([tokens[i] for i in new.tolist()]):
+            b, s = token_slot(tok.decode("ascii"))
+            codes[tok] = 2 * b + (s < 0)
+        out[new] = [codes[tokens[i]] for i in new.tolist()]
+    return out
 
 
 def lexical_count_rows(texts: Sequence[str]) -> np.ndarray:
@@ -81,13 +106,10 @@ def _distinct_cells(texts: Sequence[str]) -> tuple[int, np.ndarray, np.ndarray, 
     which = np.fromiter(
         (distinct.setdefault(t, len(distinct)) for t in texts), dtype=np.int64, count=len(texts)
     )
-    findall, lens, tokens = TOKEN_RE.findall, [], []
-    for text in distinct:
-        toks = findall(text.lower())
-        lens.append(len(toks))
-        tokens += toks
-    code = _slot_codes(tokens)
-    rows = np.repeat(np.arange(len(distinct), dtype=np.int64), lens)
+    code = _slot_codes(_token_bytes(list(distinct)))
+    ends = code < 0  # a text's end: the tokens after it are the next text's
+    rows = np.cumsum(ends, dtype=np.int64)[~ends]
+    code = code[~ends]
     flat = rows * LEXICAL_DIM + (code >> 1)
     order = np.argsort(flat)
     flat, signs = flat[order], 1 - 2 * (code[order] & 1)
@@ -344,8 +366,15 @@ def _text_key(text: str) -> str:
 class CachedEncoder:
     """Wraps an encoder so each unique text is encoded once per process (and once per disk cache)."""
 
-    def __init__(self, base, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, base, cache_dir: str | os.PathLike | None = None, by_text: bool = False):
+        if by_text and cache_dir:
+            raise ValueError(
+                "a disk cache is keyed by each text's sha256: by_text needs no cache_dir"
+            )
         self.base = base
+        # a text's key in the memo: its sha256 (the disk cache's key), or the text itself for a
+        # memory-only memo (`by_text`: no digest a call, the text kept as long as its row)
+        self.by_text = by_text
         self.name = base.name
         self.dim = base.dim
         self.cache_dir = Path(cache_dir) if cache_dir else None
@@ -390,11 +419,14 @@ class CachedEncoder:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)
 
+    def _keys(self, texts: Sequence[str]) -> list[str]:
+        return list(texts) if self.by_text else [_text_key(t) for t in texts]
+
     def has_all(self, texts: Sequence[str]) -> bool:
         """Are all these texts cached (memory or disk), so encoding them needs no model?"""
         if not self._disk_loaded:
             self._load_disk()
-        return all(_text_key(t) in self._memo for t in texts)
+        return all(k in self._memo for k in self._keys(texts))
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Rows for `texts`; the texts not cached yet go to the base encoder in batches of
@@ -406,10 +438,13 @@ class CachedEncoder:
             return self.base.encode(texts)
         if not self._disk_loaded:
             self._load_disk()
-        keys = [_text_key(t) for t in texts]
+        keys = self._keys(texts)
         missing: dict[str, str] = {}
+        memo, known = self._memo, 0
         for k, t in zip(keys, texts, strict=True):
-            if k not in self._memo and k not in missing:
+            if k in memo:
+                known += 1
+            elif k not in missing:
                 missing[k] = t
         if missing:
             todo = list(missing.items())
@@ -423,8 +458,7 @@ class CachedEncoder:
                 part = todo[a : a + BATCH]
                 vecs = self.base.encode([t for _, t in part])
                 self.encoded += len(part)
-                for (k, _), v in zip(part, vecs, strict=True):
-                    new[k] = v
+                new.update(zip((k for k, _ in part), vecs, strict=True))  # (rows: views of vecs)
                 if bar is not None:
                     bar.update(len(part))
             if bar is not None:
@@ -434,9 +468,16 @@ class CachedEncoder:
                 if self.held is not None:
                     self._added.update(dict.fromkeys(new))
             self._save_disk()
+            # no text known before and one batch (a first call on a history): the rows are
+            # `vecs`'s, taken in one copy (the memo holds views of them)
+            out = None
+            if not known and len(todo) <= BATCH:
+                at = {k: i for i, k in enumerate(missing)}
+                out = vecs.copy() if len(at) == len(keys) else vecs[[at[k] for k in keys]]
             if self.held is not None:
-                out = self._rows(keys, texts, new)
+                out = self._rows(keys, texts, new) if out is None else out
                 self._drop_oldest()  # (after this call's rows are taken)
+            if out is not None:
                 return out
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float64)

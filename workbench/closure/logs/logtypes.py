@@ -99,7 +99,7 @@ class Message:
             for tc in tcs:
                 a = tc.get("args")
                 parts.append(a if type(a) is str else repr(a if a is not None else {}))
-            t = self._text = "\n".join(x for x in parts if x)
+            t = self._text = "\n".join(filter(None, parts))
         return t
 
     def __repr__(self) -> str:
@@ -221,8 +221,17 @@ class Handles:
             w, j = where[k], k + 1
             while j < n and where[j] == w:
                 j += 1
+            t = tombs_at.pop(w, ()) if tombs_at else ()
+            if j == k + 1 and not t:  # one handle named, no tombstone: what `_split` gives
+                x = hits[k][1]
+                if msgs[w].role == "assistant":
+                    at[w] = ((x,), (), ())
+                else:
+                    at[w] = ((), (x,), ())
+                    defs_of.setdefault(x, []).append(w)
+                k = j
+                continue
             named = {x for _, x in hits[k:j]}
-            t = tombs_at.pop(w, ())
             if t or len(named) > 1 or msgs[w].role == "assistant":
                 at[w] = v = _split(msgs, w, named, set(t))
             else:
@@ -511,9 +520,10 @@ def approx_tokens(message: Message) -> int:
     """Default token counter, the rule of thumb of langchain-core's count_tokens_approximately:
     ceil(characters / 4) + 3 per message, over the role, the content text, the call names and
     arguments and the answered call ids. Plug in an exact counter (tiktoken, say) instead."""
-    chars = len(message.role) + len(message.text)
-    if message.calls:  # most messages have no calls and no answers: no generator for them
-        chars += sum(len(c) + len(n) for c, n in message.calls)
-    if message.answers:
-        chars += sum(map(len, message.answers))
+    t = message._text  # (a text already joined is read without the property)
+    chars = len(message.role) + len(t if type(t) is str else message.text)
+    for c, n in message.calls:  # (a loop: a generator a message would cost more than the sum)
+        chars += len(c) + len(n)
+    for a in message.answers:
+        chars += len(a)
     return (chars + 3) // 4 + 3  # ceil(chars / 4), in integers

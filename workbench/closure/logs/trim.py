@@ -43,7 +43,7 @@ class _RankRows(LexicalEncoder):
 # first: a long-lived agent process does not keep a row for every block it ever ranked (as the
 # shared encoder's memo would); the same bits as the shared encoder's rows (batch-invariant)
 RANK_HELD = 1 << 13
-RANKER = CachedEncoder(_RankRows())
+RANKER = CachedEncoder(_RankRows(), by_text=True)  # (no disk: keyed by the texts)
 RANKER.hold(RANK_HELD)
 
 
@@ -117,11 +117,15 @@ def blocks_of(log: Log) -> list[list[int]]:
         # assistant turn holding its server tools' results answers its own calls; a result whose
         # call the log does not hold, an orphan, stands alone)
         called = {c for m in msgs if m.calls for c, _ in m.calls}
-        starts = [
-            m.index
-            for m in msgs
-            if not m.answers or not (set(m.answers) - {c for c, _ in m.calls}) & called
-        ] or [0]
+        starts = []
+        for m in msgs:
+            answers = m.answers
+            if answers and m.calls:  # (its own calls' results do not tie it to an earlier one)
+                own = {c for c, _ in m.calls}
+                answers = [a for a in answers if a not in own]
+            if not answers or called.isdisjoint(answers):
+                starts.append(m.index)
+        starts = starts or [0]
         if starts[0] != 0:
             starts.insert(0, 0)
         ends = [*starts[1:], len(msgs)]
@@ -430,34 +434,38 @@ def _trim(log, max_tokens, keep_system, strategy, counter, patterns, start_on_us
         return False
 
     # the last turn a person wrote is the request: kept first (with what it needs) whenever it
-    # fits, so a trim keeps a conversation and an Anthropic log still starts on a user message
-    humans = [b for b, members in enumerate(blocks) if msgs[members[0]].role == "user"]
-    if humans and humans[-1] not in kept and not bad[humans[-1]]:
-        try_keep(humans[-1])
+    # fits, so a trim keeps a conversation and an Anthropic log still starts on a user message;
+    # `human`: the newest block a user message starts, `said`: the newest holding one, `last`:
+    # the newest user message (blocks are runs of messages: one scan back from the end)
+    human = said = last = None
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].role == "user":
+            if said is None:
+                said, last = block_of[i], msgs[i]
+            if blocks[block_of[i]][0] == i:
+                human = block_of[i]
+                break
+    if human is not None and human not in kept and not bad[human]:
+        try_keep(human)
     # a person may write into the Anthropic turn that carries tool results ("the check hung, go
     # with what you have"): when that is newer, it is the person's last word, kept next
-    said = [b for b, members in enumerate(blocks) if any(msgs[i].role == "user" for i in members)]
-    if (
-        said
-        and said[-1] not in kept
-        and not bad[said[-1]]
-        and (not humans or said[-1] > humans[-1])
-    ):
-        try_keep(said[-1])
-    if strategy == "relevance" and humans:
+    if said is not None and said not in kept and not bad[said] and (human is None or said > human):
+        try_keep(said)
+    if strategy == "relevance" and human is not None:
         # what the agent did since that turn (its calls and their results) is the work in
         # flight: kept next, newest first, as 'last' keeps it
-        for b in range(len(blocks) - 1, humans[-1], -1):
+        for b in range(len(blocks) - 1, human, -1):
             if b not in kept and not bad[b] and not try_keep(b):
                 break
     if strategy == "last":
         order = range(len(blocks) - 1, -1, -1)
     else:
         enc = RANKER if len(blocks) <= RANK_HELD else get_encoder("lexical")  # (none kept)
-        users = [m for m in msgs if m.role == "user"]
-        goal = goal or (users[-1].text if users else "")
-        q = enc([goal])[0]
+        goal = goal or (last.text if last is not None else "")
+        # (the blocks first: on a first call none is known, and the goal, a block's text
+        # when the turn stands alone, is then one)
         e = enc([" ".join(msgs[i].text for i in members) for members in blocks])
+        q = enc([goal])[0]
         # the most relevant first, the newest first on ties
         order = np.lexsort((-np.arange(len(blocks)), -(e @ q))).tolist()
     # (relevance) the cheapest block from each position of the walk on: once the room left is
