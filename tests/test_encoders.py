@@ -43,6 +43,10 @@ def test_tokenize():
         "delete",
         "it",
     ]
+    # the specified runs (a regex over the lowercased text), also where bytes and characters part
+    for text in ["job\x00_7\x00", "", "\x00", "run\ud800id \udfff", "\u212aEY \u0130D x\u03a3",
+                 "straße_9", "\u01c5x \ufb01le", "tail_ _head"]:  # fmt: skip
+        assert tokenize(text) == __import__("re").findall(r"[a-z0-9_]+", text.lower()), repr(text)
 
 
 @pytest.mark.parametrize(

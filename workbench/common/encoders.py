@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -15,7 +14,6 @@ import numpy as np
 
 from workbench.common.io import atomic_path
 
-TOKEN_RE = re.compile(r"[a-z0-9_]+")
 LEXICAL_DIM = 256
 SENTENCE_DIM = 384
 BATCH = 8192  # texts per call to a base encoder (bounds its memory; a progress bar step)
@@ -27,8 +25,8 @@ class EncoderUnavailable(RuntimeError):
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase, then runs of [a-z0-9_]."""
-    return TOKEN_RE.findall(text.lower())
+    """Lowercase, then runs of [a-z0-9_] (the rule, for a batch at once: `_token_bytes`)."""
+    return [t.decode("ascii") for t in _token_bytes([text])]
 
 
 def token_cost(text: str) -> int:
