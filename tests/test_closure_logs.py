@@ -1023,13 +1023,15 @@ def test_a_part_of_a_log_reads_as_reading_its_items_does(conv, fmt, data):
     elif scanned == "some":
         for i in data.draw(st.lists(st.integers(0, n - 1), max_size=n)):
             log.handles(P).at(i)
-    kind = data.draw(st.sampled_from(["whole", "front cut", "ordered", "any"]))
+    kind = data.draw(st.sampled_from(["whole", "front cut", "ordered", "repeats in order", "any"]))
     if kind == "whole":
         pos = list(range(n))
     elif kind == "front cut":  # what a trimmer leaves: the newest messages
         pos = list(range(data.draw(st.integers(0, n - 1)), n))
     elif kind == "ordered":
         pos = sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=n)))
+    elif kind == "repeats in order":  # a message twice in a row: its call id used twice
+        pos = sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n + 2)))
     else:
         pos = data.draw(st.lists(st.integers(0, n - 1), max_size=n + 2))
     raw = [log.messages[s].raw for s in pos]

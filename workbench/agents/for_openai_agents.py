@@ -130,13 +130,12 @@ class ClosureGuard:
         return self._check(full, await out)
 
     async def _with_session(self, data, given: list):
-        stored = await self.store.items()
-        keys = self.store.keys()  # taken with the items: another run may read the store next
+        stored = await self.store.items()  # a list of its own: another run may read the store
         out = data.model_data if self.inner is None else self.inner(data)
         if inspect.isawaitable(out):
             out = await out
         with paused_gc():  # a whole history's keys and reading: the collector would add a third
-            return self._check(with_store(stored, given, keys), out)
+            return self._check(with_store(stored, given), out)
 
     def _check(self, full: list, md) -> ModelInputData:
         edited = [_plain(x) for x in md.input]
@@ -172,7 +171,6 @@ class Store:
         name = f"{type(session).__module__}.{type(session).__qualname__}"
         self.probes = name in self.APPENDS_ONLY
         self._items: list | None = None
-        self._keys: list | None = None  # each item's `_key`, computed once (where probed)
         self.whole_reads = 0  # how many calls read the store whole (for the tests and the bench)
 
     async def items(self) -> list:
@@ -184,23 +182,16 @@ class Store:
                 tail = [_plain(x) for x in await self.session.get_items(limit=p)]
                 if len(tail) < p:  # the store is shorter than the probe: it is all of it
                     self.whole_reads += 1
-                    self._items, self._keys = tail, [_key(x) for x in tail]
+                    self._items = tail
                     return list(tail)
                 m = _seam(kept[-p:], tail)
                 if m:
                     self._items = kept + tail[m:]
-                    self._keys = self._keys + [_key(x) for x in tail[m:]]
                     return list(self._items)
                 p *= 4
         self.whole_reads += 1
         self._items = [_plain(x) for x in await self.session.get_items(limit=sys.maxsize)]
-        self._keys = list(map(_key, self._items)) if self.probes else None
         return list(self._items)
-
-    def keys(self) -> list | None:
-        """The `_key` of each item `items` gave last (None for a store read whole every call:
-        `with_store` keys the part it needs)."""
-        return self._keys
 
 
 def _seam(kept: list, tail: list) -> int:
@@ -211,16 +202,19 @@ def _seam(kept: list, tail: list) -> int:
     return m if any("call_id" in x or x.get("id") for x in tail[:m]) else 0
 
 
-def with_store(stored: list, given: list, keys: list | None = None) -> list:
+def with_store(stored: list, given: list) -> list:
     """The run's whole history: the session's stored items the input does not carry (what a
     `limit` cut), then the input's items (the store's newest and this run's new ones), the input's
     own objects, so a filter's kept items are found in it by identity. The input must start with
-    the store's newest items, in order (the longest such run is taken: a repeated message matches
-    its latest copy); an input that does not is returned alone (nothing is restored from a store
-    that does not line up). `keys`: the stored items' `_key`s, where known."""
+    the store's newest items, in order, each the same item (`_key`; the longest such run is
+    taken: a repeated message matches its latest copy); an input that does not is returned alone
+    (nothing is restored from a store that does not line up). An input equal to the store's
+    newest items (the SDK stores a run's items before the next model call) lines up whole."""
     tail = stored[-len(given) :] if given else []
-    tail_keys = list(map(_key, tail)) if keys is None else keys[len(keys) - len(tail) :]
-    m = _overlap(tail_keys, list(map(_key, given)))
+    if tail == given:  # items equal by value are the same items: the run is the whole input
+        m = len(given)
+    else:
+        m = _overlap(list(map(_key, tail)), list(map(_key, given)))
     return stored[: len(stored) - m] + given if m else given
 
 

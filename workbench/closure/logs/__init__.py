@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import operator
 import os
 from pathlib import Path
 
@@ -78,11 +79,12 @@ def read_part(log: Log, positions) -> Log | None:
     paired by order; read the items then."""
     if not _by_item(log):
         return None
+    positions = list(positions)
     out = _renumbered([log.messages[s] for s in positions])
     if not out:
         raise err("the log holds no messages", None, log.key)
     part = Log(log.format, out, key=log.key)
-    check_rules(part)
+    check_rules(part, in_order_part=all(map(operator.lt, positions, positions[1:])))
     for patterns, h in log._handles.items():
         part._handles[patterns] = h.part(part, positions)
     return part

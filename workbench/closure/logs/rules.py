@@ -31,10 +31,17 @@ def id_field(log: Log, m: Message, k: int, kind: str) -> str:
     return "name" if raw.get("role") == "function" else "tool_call_id"
 
 
-def check_rules(log: Log) -> None:
+def check_rules(log: Log, in_order_part: bool = False) -> None:
     """Raise LogError at the first message that makes the log no valid request (see the module
     docstring); an unanswered call or an undefined handle is no such error (the closure check
-    reports it). One pass."""
+    reports it). One pass. `in_order_part`: `log` is messages of a log that passed, in their
+    order (`read_part`), where the rules of calls and results hold already (no id comes twice,
+    a kept result still follows its kept call with only results between; one whose call is gone
+    is an orphan), so only the turn rules (Anthropic's turns, Responses' reasoning items),
+    which a gap can break, are checked."""
+    if in_order_part:
+        _turn_rules(log)
+        return
     msgs = log.messages
     call_at: dict[str, int] = {}
     answered: dict[str, int] = {}
@@ -80,10 +87,14 @@ def check_rules(log: Log) -> None:
             answered[cid] = i
         if m.role != "tool":
             last_call_turn = i
+    _turn_rules(log)
+
+
+def _turn_rules(log: Log) -> None:
     if log.format == "anthropic":
-        _anthropic_turns(msgs)
+        _anthropic_turns(log.messages)
     if log.format == "responses":
-        _reasoning_followed(msgs)
+        _reasoning_followed(log.messages)
 
 
 def _reasoning_followed(msgs) -> None:
