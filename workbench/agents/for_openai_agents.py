@@ -105,7 +105,8 @@ class ClosureGuard:
     the history before any filter runs, so what it cut is found only there. The store is read
     whole on the first call; after it, a `SQLiteSession`'s is read only for what it added
     (`Store`), any other session's whole on every call. The history as read last is kept
-    (`Reading`): the next call reads only the items after it."""
+    (`Reading`): the next call reads only the items after it. Keep one guard for a session across
+    its runs: a new guard reads the store whole again."""
 
     def __init__(self, inner=None, mode: str = "repair", max_tokens: int | None = None,
                  session=None):  # fmt: skip
