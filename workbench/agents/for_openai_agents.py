@@ -135,7 +135,8 @@ class ClosureGuard:
         out = data.model_data if self.inner is None else self.inner(data)
         if inspect.isawaitable(out):
             out = await out
-        with paused_gc():  # a whole history's keys and reading: the collector would add a third
+        with paused_gc():  # a whole history read (keyed where it does not line up): the collector
+            # would add a third
             return self._check(with_store(stored, given), out)
 
     def _check(self, full: list, md) -> ModelInputData:
