@@ -130,3 +130,18 @@ hooks = pd.read_csv(f"{RECORDED_DIR}/agents_hooks.csv")
 show_table(report.hook_table(hooks).drop(columns=["source", "date", "machine", "load"]), digits=3)
 record("hook_ms", {f"{r.hook} @ {r.messages}": r.ms for r in hooks.itertuples()})
 Markdown(report.hook_note(hooks) + "\n\n" + recorded(hooks))
+
+# %% [markdown]
+# ### The least a session guard's first call can cost
+#
+# Given an Agents SDK session, the guard's first call reads the session's store whole: the SDK's
+# public session API reads only the newest items, so what a `limit` cut is reached only by reading
+# everything. Recorded by the same `make bench` run: on the session guard's own store and request,
+# the store read as the guard reads it, then one reading and check of the request alone, nothing
+# repaired (`bench.session_floor`, the median of 5, each on a new store).
+
+# %%
+floor = pd.read_csv(f"{RECORDED_DIR}/agents_floor.csv")
+show_table(floor.drop(columns=["source", "date", "machine", "load"]), digits=3)
+record("session_floor_ms", {str(r.messages): r.floor_ms for r in floor.itertuples()})
+Markdown(report.floor_note(floor, hooks, bench.SESSION_GUARD) + "\n\n" + recorded(floor))

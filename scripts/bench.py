@@ -25,7 +25,9 @@
   rounds back (target: ours no slower);
 - agent hooks (issue 33, `--agents`): one call of each `workbench.agents` hook over a history of
   10^3 and 10^4 messages (targets <= 5 ms and <= 50 ms, on the calls after the first; the first
-  call on a history is shown beside) and its peak memory a message.
+  call on a history is shown beside) and its peak memory a message; beside them, the least the
+  SDK session guard's first call can cost (the store read whole, one read and check of the
+  request, nothing repaired: no target).
 
 - scale: one retention step at N = 10^4, 10^5, 10^6 (d = 384, |E| = N) beside the least-work
   floor measured in the same rounds (one float32 mat-vec + one argpartition for the head; the
@@ -42,7 +44,7 @@
 `python scripts/bench.py --scale` runs the scale figures only; `--induce` times mention induction
 on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed).
 `--agents` times each of our agent hooks (issue 33) on 10^3 and 10^4 messages (`--agents-csv`
-rewrites data/results/agents_hooks.csv).
+rewrites data/results/agents_hooks.csv and agents_floor.csv).
 `python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's,
 `--room` a room of 1, 10 and 30 pages in Chromium (scripts/bench_room.py).
 """
@@ -499,27 +501,36 @@ def bench_agents() -> None:
     """Each of our agent hooks alone, one model call over a history of 10^3 and 10^4 messages
     (targets: <= 5 ms and <= 50 ms a call, judged on the calls after the first; the first call
     on a history is shown beside), and the peak memory a call allocates per message
-    (linear: about the same per message at both sizes). `--agents-csv` rewrites
-    data/results/agents_hooks.csv, what notebook 11 shows."""
+    (linear: about the same per message at both sizes), and the least the session guard's
+    first call can cost (`bench.session_floor`). `--agents-csv` rewrites
+    data/results/agents_hooks.csv and agents_floor.csv, what notebook 11 shows."""
     import pandas as pd
 
     from workbench.agents import bench
     from workbench.common.provenance import stamp
 
     print(f"load average: {os.getloadavg()[0]:.1f} (2 cores)")
-    rows = []
+    rows, floors = [], []
     for n, target in ((1_000, 5.0), (10_000, 50.0)):
         for r in bench.hook_times(n).to_dict("records"):
             report(f"agent hook {r['hook']}, {n:,} messages", r["ms"] / 1000, target / 1000,
                    f"(first call {r['first_ms']:.1f} ms; "
                    f"{r['peak_bytes_per_message']:,.0f} bytes a message at peak)")  # fmt: skip
             rows.append({**r, **stamp("python scripts/bench.py --agents --agents-csv")})
+        f = bench.session_floor(n)
+        report(f"  floor of the session guard's first call, {n:,} messages", f["floor_ms"] / 1000,
+               note=f"(no target: {f['floor_ms']:.1f} ms = the store read whole "
+               f"{f['store_read_ms']:.1f} ms, the SDK's only public read of what a limit cut, + "
+               f"one read and check of the request {f['read_check_ms']:.1f} ms, nothing "
+               "repaired)")  # fmt: skip
+        floors.append({**f, **stamp("python scripts/bench.py --agents --agents-csv")})
     if "--agents-csv" in sys.argv:
         from workbench.common.io import write_csv
 
-        write_csv(pd.DataFrame(rows), ROOT / "data" / "results" / "agents_hooks.csv",
-                  float_format="%.3f")  # fmt: skip
-        print("wrote data/results/agents_hooks.csv")
+        for name, table in (("agents_hooks", rows), ("agents_floor", floors)):
+            write_csv(pd.DataFrame(table), ROOT / "data" / "results" / f"{name}.csv",
+                      float_format="%.3f")  # fmt: skip
+            print(f"wrote data/results/{name}.csv")
 
 
 def main() -> int:

@@ -994,6 +994,47 @@ def test_hook_note_names_misses_and_targets_met_by_less_than_the_spread():
     assert "(61.0 ms)" in report.hook_note(hooks[hooks.hook == "c"])
 
 
+def test_floor_note_says_where_the_floor_is_over_its_target():
+    """The notebook's floor note gives each size's floor, its parts, its verdict against the
+    target and the hook's recorded first call, and says no first call can meet a target only
+    where the floor is over it."""
+    import pandas as pd
+
+    from workbench.agents import report
+
+    hook = "openai-agents ClosureGuard (a session limit)"
+    hooks = pd.DataFrame({"hook": [hook, hook, "other"], "messages": [1_000, 10_000, 1_000],
+                          "ms": [3.0, 30.0, 1.0], "first_ms": [8.3, 77.0, 2.0]})  # fmt: skip
+    floor = pd.DataFrame({"messages": [1_000, 10_000], "store_read_ms": [3.4, 25.0],
+                          "read_check_ms": [2.4, 22.0], "floor_ms": [5.8, 47.0]})  # fmt: skip
+    note = report.floor_note(floor, hooks, hook)
+    assert "at 1,000 messages 5.8 ms (3.4 + 2.4), over the 5 ms target" in note
+    assert "first call of 8.3 ms" in note and "first call of 77.0 ms" in note
+    assert "at 10,000 messages 47.0 ms (25.0 + 22.0), within the 50 ms target" in note
+    assert "at 1,000 messages no first call" in note and "10,000 messages no" not in note
+    assert "spread (up to a third) at 1,000 messages, so" in note  # 5.8 is within 5 * 4/3
+    floor["floor_ms"] = [7.0, 47.0]
+    assert "spread" not in report.floor_note(floor, hooks, hook)
+    floor["floor_ms"] = [4.9, 47.0]
+    assert "within the targets" in report.floor_note(floor, hooks, hook)
+
+
+def test_the_session_floor_reads_the_hooks_store_whole_and_its_request():
+    """The floor is measured on the session guard's own store and request: the store read whole
+    once (every item), the request its newest two thirds, the floor the sum of its parts."""
+    from workbench.agents import bench, drivers
+    from workbench.closure.logs import loggen
+
+    f = bench.session_floor(300, firsts=1)
+    n = len(loggen.to_responses(loggen.long_conversation(300)))
+    assert (f["store_items"], f["request_items"], f["whole_reads"]) == (n, n - n // 3, 1)
+    assert f["floor_ms"] == f["store_read_ms"] + f["read_check_ms"] > 0
+    setup, _, call = drivers.hooks(300, rounds=1)[bench.SESSION_GUARD]
+    st = setup()
+    call(st)
+    assert st.hook.records.last.messages_in == len(st.input()) == f["request_items"]
+
+
 def test_the_bench_calls_each_hook_on_a_history_grown_by_a_round():
     """`make bench` times a running agent's next calls: each on the history grown by one round
     (the same message objects, then the new ones), at most `rounds` times; the LangChain guard on

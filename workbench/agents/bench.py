@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from workbench.agents import drivers
+from workbench.agents import drivers, for_openai_agents
 from workbench.agents.core import Records, tokens
 from workbench.agents.world import Decision, World, decide, script
 from workbench.closure.logs import LogError, check, read
 from workbench.closure.logs.trim import RANKER
+from workbench.common.io import paused_gc
 from workbench.common.stats import interval, ratio_interval
 
 # the provider's context window, as a multiple of the budget every policy is given: a little
@@ -221,3 +222,40 @@ def hook_times(n_messages: int, repeats: int = 11, firsts: int = 5) -> pd.DataFr
                      "ms": 1000 * times[len(times) // 2],
                      "peak_bytes_per_message": peak / n_messages})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+SESSION_GUARD = "openai-agents ClosureGuard (a session limit)"
+
+
+def session_floor(n_messages: int, firsts: int = 5) -> dict:
+    """What the session guard's first call cannot cost less than (its row in `hook_times`: the
+    same store and request): the session's store read whole, as the guard's first call reads it
+    (`Store.items`, through the SDK's `get_items`, the only public read that reaches what a
+    `limit` cut), then one reading and check of the request alone (`read`, `check`: what goes to
+    the model, checked as every guard checks it), nothing repaired. The request has orphans whose
+    calls and definitions only the store holds (some from near its start), so a first call that
+    repairs it reads the store whole. Each part the median of `firsts`, each on a new store;
+    `floor_ms` is their sum."""
+    setup = drivers.hooks(n_messages, rounds=1)[SESSION_GUARD][0]
+    wait = drivers.awaiter()  # one event loop, as the hook's calls are awaited
+    store_ms, check_ms, sizes = [], [], set()
+    for _ in range(firsts):
+        st = setup()
+        store = for_openai_agents.Store(st.session)
+        t0 = time.perf_counter()
+        stored = wait(store.items())
+        t1 = time.perf_counter()
+        request = st.input()
+        with paused_gc():  # as the guard reads and checks
+            t2 = time.perf_counter()
+            check(read(request, "responses"))
+            t3 = time.perf_counter()
+        store_ms.append(1000 * (t1 - t0))
+        check_ms.append(1000 * (t3 - t2))
+        sizes.add((len(stored), len(request), store.whole_reads))
+    ((n_store, n_request, whole),) = sizes
+    store_ms.sort()
+    check_ms.sort()
+    a, b = store_ms[len(store_ms) // 2], check_ms[len(check_ms) // 2]
+    return {"messages": n_messages, "store_items": n_store, "request_items": n_request,
+            "whole_reads": whole, "store_read_ms": a, "read_check_ms": b, "floor_ms": a + b}  # fmt: skip

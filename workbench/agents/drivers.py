@@ -78,7 +78,7 @@ def run_sync(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
-def _awaiter():
+def awaiter():
     """A function awaiting coroutines on one event loop of its own, kept while the function is, as
     a framework awaits its hooks: inside a loop that runs on, not a new one per call
     (`asyncio.run`, which on Python 3.11 also formats the repr of what the coroutine returned
@@ -453,7 +453,7 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
     pyd = _pyd_messages(loggen.to_openai(conv))
     pyd_at = lengths(lambda c: _pyd_messages(loggen.to_openai(c)))
     budget = max(count_tokens_approximately(lc[: lc_at[0]]) // 10, 100)
-    wait = _awaiter()  # the async hooks awaited on one loop, as their framework awaits them
+    wait = awaiter()  # the async hooks awaited on one loop, as their framework awaits them
 
     class State:
         def __init__(self, hook):
@@ -497,18 +497,20 @@ def hooks(n_messages: int, rounds: int = 20) -> dict:
         st.session = SQLiteSession("bench")
         wait(st.session.add_items(rs[: rs_at[0]]))
         st.hook = for_openai_agents.ClosureGuard(session=st.session)
+        st.input = lambda: sdk_session_input(st)  # (what `bench.session_floor` reads too)
         return st
+
+    def sdk_session_input(st) -> list:  # what the SDK sends under the limit: the newest 2/3
+        hist = rs[: rs_at[st.k]]
+        return hist[len(hist) // 3 :]
 
     def sdk_session_grow(st):  # the SDK stores the round's items after it, before the next call
         grow(st)
         wait(st.session.add_items(rs[rs_at[st.k - 1] : rs_at[st.k]]))
 
     def sdk_session_call(st):
-        hist = rs[: rs_at[st.k]]
-
         class Data:
-            model_data = for_openai_agents.ModelInputData(input=hist[len(hist) // 3 :],
-                                                          instructions=SYSTEM)  # fmt: skip
+            model_data = for_openai_agents.ModelInputData(input=st.input(), instructions=SYSTEM)
 
         wait(st.hook(Data()))
 
