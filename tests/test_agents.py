@@ -1021,7 +1021,8 @@ def test_floor_note_says_where_the_floor_is_over_its_target():
 
 def test_the_session_floor_reads_the_hooks_store_whole_and_its_request():
     """The floor is measured on the session guard's own store and request: the store read whole
-    once (every item), the request its newest two thirds, the floor the sum of its parts."""
+    once (every item), the request its newest two thirds (one the hook repairs from the store),
+    the floor the sum of its parts."""
     from workbench.agents import bench, drivers
     from workbench.closure.logs import loggen
 
@@ -1032,7 +1033,9 @@ def test_the_session_floor_reads_the_hooks_store_whole_and_its_request():
     setup, _, call = drivers.hooks(300, rounds=1)[bench.SESSION_GUARD]
     st = setup()
     call(st)
-    assert st.hook.records.last.messages_in == len(st.input()) == f["request_items"]
+    rec = st.hook.records.last
+    assert rec.messages_in == len(st.input()) == f["request_items"]
+    assert rec.action == "guard: repaired" and rec.restored > 0  # what a first call reads it for
 
 
 def test_the_bench_calls_each_hook_on_a_history_grown_by_a_round():

@@ -233,17 +233,16 @@ def floor_note(floor: pd.DataFrame, hooks: pd.DataFrame, hook: str) -> str:
     target and its recorded first call: `floor`, rows of `bench.session_floor` recorded with
     `hooks`."""
     first = hooks[hooks["hook"] == hook].set_index("messages")["first_ms"]
-    parts = []
-    for r in floor.itertuples():
-        target = TARGET_MS[r.messages]
-        verdict = "over" if r.floor_ms > target else "within"
-        parts.append(
-            f"at {r.messages:,} messages {r.floor_ms:.1f} ms ({r.store_read_ms:.1f} + "
-            f"{r.read_check_ms:.1f}), {verdict} the {target:g} ms target, against a recorded "
-            f"first call of {first[r.messages]:.1f} ms"
-        )
-    over = floor[floor["floor_ms"] > floor["messages"].map(TARGET_MS)]
-    near = over[over["floor_ms"] <= over["messages"].map(TARGET_MS) * (1 + SPREAD)]
+    target = floor["messages"].map(TARGET_MS)
+    is_over = floor["floor_ms"] > target
+    parts = [
+        f"at {r.messages:,} messages {r.floor_ms:.1f} ms ({r.store_read_ms:.1f} + "
+        f"{r.read_check_ms:.1f}), {'over' if o else 'within'} the {t:g} ms target, against a "
+        f"recorded first call of {first[r.messages]:.1f} ms"
+        for r, t, o in zip(floor.itertuples(), target, is_over, strict=True)
+    ]
+    over = floor[is_over]
+    near = floor[is_over & (floor["floor_ms"] <= target * (1 + SPREAD))]
     sizes = " and ".join(f"{n:,}" for n in over["messages"])
     return (
         "The least the session guard's first call can cost, measured on its store and request "
