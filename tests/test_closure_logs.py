@@ -4,12 +4,10 @@ side-by-side against langchain-core's real trim_messages, the CLI."""
 from __future__ import annotations
 
 import json
-import operator
-import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import main as workbench_main
@@ -42,11 +40,11 @@ def test_readers_agree_across_formats(convs):
             assert log.format == fmt, name
             calls = sorted(c for m in log.messages for c, _ in m.calls)
             answers = sorted(c for m in log.messages for c in m.answers)
-            defined = set(log.handles(pats).first_def)
-            assert logs.check(log, patterns=pats).closed, (name, fmt)
+            defined = log.flow(pats).ids  # what later calls take from earlier messages
+            assert logs.check(log, pattern=pats).closed, (name, fmt)
             seen.append((calls, answers, defined))
         assert all(x == seen[0] for x in seen), name
-        assert seen[0][0] and seen[0][2], name  # calls and handle definitions were found
+        assert seen[0][0] and seen[0][2], name  # calls and ids taken from results were found
 
 
 @pytest.mark.parametrize(
@@ -189,7 +187,7 @@ def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
     log = logs.read(obj, fmt)
     total = sum(logs.approx_tokens(m) for m in log.messages)
     budget = max(int(total * frac), 1)
-    t = trim.trim_log(log, budget, patterns=P, strategy=strategy)
+    t = trim.trim_log(log, budget, pattern=P, strategy=strategy)
     sys_cost = sum(logs.approx_tokens(m) for m in log.messages if m.role == "system")
     if log.system is not None:  # a top-level system, counted as one more message
         sys_cost += logs.approx_tokens(logs.Message(-1, "system", log.system_text()))
@@ -204,7 +202,7 @@ def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
         assert set(out) - {"system", "instructions"} == set(obj) - {"system", "instructions"}
     kept_raw = [log.messages[i].raw for i in t.kept]
     assert _units([m.raw for m in back.messages], fmt) == _units(kept_raw, fmt)
-    rep = logs.check(back, patterns=P)
+    rep = logs.check(back, pattern=P)
     assert rep.closed  # no orphaned call, result or handle: only tombstones
     assert set(rep.tombstoned) == set(t.tombstones)
     assert t.tokens == sum(logs.approx_tokens(m) for m in back.messages) + (
@@ -216,67 +214,31 @@ def test_trim_round_trips_and_leaves_no_orphan(conv, fmt, frac, strategy):
         assert not t.fits and sys_cost + 4 * len(t.tombstones) + 8 > budget
     else:
         assert t.fits
-    again = trim.trim_log(back, budget, patterns=P, strategy=strategy)
+    again = trim.trim_log(back, budget, pattern=P, strategy=strategy)
     assert again.report.closed
 
 
 @given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_trimmers_running_tombstone_set_is_the_exact_one(conv, fmt, data):
-    """The trimmer keeps the would-be tombstones up to date as messages join (so a trim is
-    linear); at every step they are exactly what the exact pass over the kept set finds, and a
-    kept set with its tombstones checks closed."""
+    """The trim's plan keeps the ids a growing kept set leaves dangling up to date as blocks join
+    (so a trim is linear): at every step they are exactly what the exact pass over the kept set
+    finds, each priced by the counter, and a kept set with them as tombstones checks closed."""
     log = logs.read(_fresh(conv, fmt), fmt)
-    h = log.handles(P)
-    last, needed = {x: -1 for x in h.pre_defs}, []
-    for m in log.messages:
-        needed.append([(x, last[x]) for x in h.refs[m.index] if x in last])
-        last.update({x: m.index for x in h.defs[m.index]})
-    n = len(log.messages)
+    plan = trim.Plan(log, logs.approx_tokens, P)
+    own = logs.check(log, pattern=P).orphan_handles
+    n = len(plan.blocks)
     order = data.draw(st.permutations(range(n)))
     cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=6)))
-    running = trim._Open(h, needed, lambda x: 1)
-    kept: set[int] = set()
     for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-        step = [i for i in order[a:b] if i not in kept]
-        exact = trim._dangling(log, h, needed, sorted(kept | set(step)))
-        assert running.if_added(step) == (len(exact), len(exact))
-        running.add(step)
-        kept |= set(step)
-        rep = logs.check(log, kept, patterns=P, tombstones=exact)
-        assert not rep.orphan_handles
-
-
-@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), frac=st.floats(0.05, 1.0))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_one_handle_asked_is_an_orphan_exactly_where_the_whole_check_says(conv, fmt, frac):
-    """`Handles.orphaned_at` (one handle at one message, searched backwards: the guard's test of
-    the history's own handles) says what `check` says of every message naming a handle, on a log
-    and on a trim of it read back (tombstones in its preamble or its messages)."""
-    _asked_as_checked(logs.read(_fresh(conv, fmt), fmt), fmt, frac)
-
-
-@pytest.mark.parametrize("fmt", logs.FORMATS)
-def test_one_handle_asked_minds_the_tombstones_a_trim_wrote(fmt):
-    """The same on a long generated log cut to a tenth, whose trims carry tombstones (in the
-    preamble, or in a message where the shape has no preamble)."""
-    log = logs.read(loggen.render(loggen.long_conversation(60), fmt), fmt)
-    assert _asked_as_checked(log, fmt, 0.1) > 0
-
-
-def _asked_as_checked(log, fmt: str, frac: float) -> int:
-    """Assert `orphaned_at` agrees with `check` on `log` and on its trim to `frac` of its tokens,
-    read back; the trim's tombstones."""
-    total = sum(logs.approx_tokens(m) for m in log.messages)
-    cut = trim.trim_log(log, max(int(total * frac), 1), patterns=P)
-    back = [logs.read(json.loads(json.dumps(cut.output)), fmt)] if cut.conversation else []
-    for one in (log, *back):
-        whole = logs.check(one, patterns=P).orphan_handles
-        asked = one.handles(P)
-        named = {(x, m.index) for m in one.messages for x in one.handles(P).refs[m.index]}
-        for x, i in sorted(named, key=lambda p: (p[1], p[0]), reverse=True):  # newest first
-            assert asked.orphaned_at(x, i) == (i in whole.get(x, ())), (x, i)
-    return len(cut.tombstones)
+        step = {q for q in order[a:b] if q not in plan.kept}
+        price, _ = plan.price(step)
+        plan.keep(step)
+        exact = plan.dangling_of(plan.messages_kept())
+        assert sorted(plan.dangling) == exact
+        assert price == plan.kept_cost + sum(trim.tombstone_tokens(x) for x in exact)
+        rep = logs.check(log, plan.messages_kept(), pattern=P, tombstones=exact)
+        assert set(rep.orphan_handles) <= set(own)  # (a pattern id no message defines: its own)
 
 
 def test_trim_messages_returns_langchain_objects_too():
@@ -284,18 +246,18 @@ def test_trim_messages_returns_langchain_objects_too():
     from langchain_core.messages import BaseMessage, messages_from_dict
 
     msgs = messages_from_dict(_fresh(loggen.HANDWRITTEN["training_runs"], "langchain"))
-    out = trim.trim_messages(msgs, 150, patterns=P)
+    out = trim.trim_messages(msgs, 150, pattern=P)
     assert out and all(isinstance(m, BaseMessage) for m in out)
     plain = trim.trim_messages(
-        _fresh(loggen.HANDWRITTEN["training_runs"], "openai"), 150, patterns=P
+        _fresh(loggen.HANDWRITTEN["training_runs"], "openai"), 150, pattern=P
     )
     assert isinstance(plain, list) and isinstance(plain[0], dict)
 
 
 def test_langchain_objects_read_as_their_dumps_do():
-    """LangChain objects are read on a short path whose text (content, then each call's
-    arguments) is joined on first use; it must be the text the dump's full path reads, for
-    dict, string and missing arguments, empty content and parallel calls, in every log."""
+    """LangChain objects are read through their fields, without a dump: the text (content, then
+    each call's arguments) must be what the dump reads, for dict, string and missing arguments,
+    empty content and parallel calls, in every log."""
     pytest.importorskip("langchain_core")
     from langchain_core.messages import AIMessage, ToolMessage, messages_from_dict, messages_to_dict
 
@@ -332,7 +294,7 @@ def test_langchain_objects_read_as_their_dumps_do():
             (m.role, m.text, list(m.calls), list(m.answers)) for m in full.messages
         ]
     assert "job_ef6c" in logs.read(extra, "langchain").messages[0].text
-    assert logs.read(extra, "langchain").messages[3].calls == [("a3", "f")]
+    assert logs.read(extra, "langchain").messages[3].calls == (("a3", "f"),)
 
 
 def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
@@ -357,7 +319,7 @@ def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
         compare.langchain_counter(m) for m in b.messages
     ]
     state = {"messages": serial[1:], "thread_id": "t1"}  # no system message: a tombstone adds one
-    t = trim.trim_log(logs.read(state), 150, patterns=P)
+    t = trim.trim_log(logs.read(state), 150, pattern=P)
     assert t.tombstones and t.report.closed
     assert t.output["thread_id"] == "t1" and set(t.output) == {"messages", "thread_id"}
     first = t.output["messages"][0]
@@ -365,7 +327,7 @@ def test_langchain_dumpd_entries_read_and_write_as_langchain_does():
         warnings.simplefilter("ignore")  # langchain-core's `load` is marked beta
         back = load(first)
     assert isinstance(back, SystemMessage) and "evicted_ref" in back.content
-    assert logs.check(logs.read(t.output), patterns=P).closed
+    assert logs.check(logs.read(t.output), pattern=P).closed
     for bad in (["langchain", ["x"]], [], ["langchain", "schema", "Document"]):
         entry = {"lc": 1, "type": "constructor", "id": bad, "kwargs": {"content": "hi"}}
         with pytest.raises(logs.LogError, match="message 0: field 'id'"):
@@ -400,17 +362,16 @@ def test_a_responses_continuation_carries_the_stored_calls_answers():
         assert 0 not in trim.trim_log(alone, budget).kept
 
 
-def test_a_log_and_its_handles_hold_no_cycle():
-    """A log caches its Handles; if they referred back to the log, every log read and dropped
-    would wait for the cyclic collector, which then walks all its messages (a fifth of a
-    100,000-message trim's time). Dropped, a scanned log is freed at once by reference
-    counting, with the collector off."""
+def test_a_log_and_its_flow_hold_no_cycle():
+    """A log keeps the flow of its ids; if the flow referred back to the log, every log read and
+    dropped would wait for the cyclic collector. Dropped, a log whose flow was found is freed at
+    once by reference counting, with the collector off."""
     import gc
     import weakref
 
     log = logs.read(_fresh(loggen.HANDWRITTEN["training_runs"], "openai"))
-    log.handles(P).scan_all()
-    trim.trim_log(log, 150, patterns=P)
+    log.flow(P)
+    trim.trim_log(log, 150, pattern=P)
     gone = weakref.ref(log)
     was = gc.isenabled()
     gc.disable()
@@ -446,7 +407,7 @@ def test_langchain_trim_messages_orphans_handles_and_ours_does_not(side):
 
 def test_ours_says_so_when_no_closed_window_fits():
     log = logs.read(_fresh(loggen.HANDWRITTEN["sales_export"], "openai"))
-    t = trim.trim_log(log, 10, patterns=P)  # the system message alone is larger
+    t = trim.trim_log(log, 10, pattern=P)  # the system message alone is larger
     assert not t.fits and t.over_budget > 0
 
 
@@ -462,7 +423,7 @@ def test_cli_check_and_trim_a_log(tmp_path, capsys):
     assert workbench_main(["closure", "check", str(path), *args]) == 1
     out = capsys.readouterr().out
     assert "orphaned call: message 2, run_query (id call_q1) has no result" in out
-    assert "orphaned handle job_7f3a2c: named by message" in out
+    assert "orphaned id job_7f3a2c: used by message" in out
     assert workbench_main(["closure", "check", str(path), "--json", *args]) == 1
     rep = json.loads(capsys.readouterr().out)
     assert rep["format"] == "openai" and not rep["closed"]
@@ -631,19 +592,19 @@ def test_a_custom_counter_prices_messages_and_tombstones(conv, fmt, frac):
     kept (tombstones used to be priced in characters whatever the counter)."""
     log = logs.read(_fresh(conv, fmt), fmt)
     budget = max(int(sum(_words(m) for m in log.messages) * frac), 1)
-    t = trim.trim_log(log, budget, patterns=P, counter=_words)
+    t = trim.trim_log(log, budget, pattern=P, counter=_words)
     if not t.conversation:
         return
     back = logs.read(json.loads(json.dumps(t.output)), fmt)
     top = _words(logs.Message(-1, "system", back.system_text())) if back.system else 0
     assert t.tokens == sum(_words(m) for m in back.messages) + top
-    assert t.tokens <= budget and logs.check(back, patterns=P).closed
+    assert t.tokens <= budget and logs.check(back, pattern=P).closed
 
 
 def test_no_tombstone_when_nothing_was_evicted_and_a_later_echo_defines_nothing():
-    """A handle that comes back under another key or in prose is defined there (no orphan, no
-    tombstone at full budget); a poll whose result echoes the id does not define it for the
-    poll: when the submit's result is cut, the handle gets a tombstone."""
+    """An id a call takes from a result under any key, or from prose, is defined there (no
+    orphan, no tombstone at full budget); a poll whose result echoes the id does not define it
+    for the poll: when the submit's result is cut, the id gets a tombstone."""
     log = [
         {"role": "user", "content": "Retrain the model."},
         {"role": "assistant", "content": None, "tool_calls": [_call("c1", "submit", {"what": "retrain"})]},
@@ -775,7 +736,7 @@ def test_the_person_writing_into_a_tool_result_turn_is_kept_at_every_budget():
     body["messages"] = older + body["messages"]
     log = logs.read(body)
     n = len(log.messages)
-    assert log.messages[n - 1].role == "user" and log.messages[n - 1].answers == ["toolu_01Bolts"]
+    assert log.messages[n - 1].role == "user" and log.messages[n - 1].answers == ("toolu_01Bolts",)
     need = sum(logs.approx_tokens(m) for m in log.messages[n - 3 :])
     for strategy in trim.STRATEGIES:
         for budget in range(need, need + 40, 7):
@@ -818,7 +779,7 @@ def test_chat_roles_and_calls_in_additional_kwargs_read_as_langchain_does():
     critic = logs.load(HELD / "lc_chat_critic.json")
     assert critic.messages[3].role == "chat" and logs.check(critic).closed
     old = logs.load(HELD / "lc_kwargs_calls.json")
-    assert old.messages[1].calls == [("call_shelf1", "find_item")] and logs.check(old).closed
+    assert old.messages[1].calls == (("call_shelf1", "find_item"),) and logs.check(old).closed
 
 
 def test_a_reasoning_item_without_its_item_is_refused_naming_it():
@@ -837,453 +798,3 @@ def test_a_budget_above_the_log_gives_it_back_unchanged():
     t = trim.trim_log(log, 10**6)
     assert t.output == src and t.tombstones == () and t.fits
     assert not t.report.closed and t.closed  # the echoed ids stay the input's own orphans
-
-
-def test_openai_short_path_reads_as_the_full_path():
-    """OpenAI chat messages of the usual shapes are read on a short path; every message of every
-    stored OpenAI log and of the odd shapes below must read (or fail) exactly as the full path,
-    `_openai_message`, reads it."""
-    from workbench.closure.logs import readers
-    from workbench.closure.logs.detect import detect
-
-    class Text(str):
-        pass
-
-    odd = [
-        {"role": "developer", "content": "be brief"},
-        {"role": "user", "content": None},
-        {"role": "user", "content": [{"type": "text", "text": "see job_ef6c"}]},
-        {"role": "user", "content": Text("a str subclass")},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}},
-            {"id": "c2", "type": "custom", "custom": {"name": "g", "input": "job_ef6c"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}]},
-        {"role": "tool", "tool_call_id": "c2", "content": "done"},
-        {"role": "assistant", "content": "x", "function_call": {"name": "h", "arguments": "{}"}},
-        {"role": "function", "name": "h", "content": "42"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c3", "function": {"name": "f", "arguments": None}}]},
-        {"role": "tool", "tool_call_id": "c3", "content": ""},
-    ]  # fmt: skip
-    bad = [
-        {"role": ["user"], "content": "x"},
-        {"role": "critic", "content": "x"},
-        {"role": "tool", "content": "x"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": 7, "function": {"name": "f"}}]},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]},
-        {"role": "user", "content": 3},
-        "not an object",
-    ]  # fmt: skip
-    stored = []
-    for path in sorted(HELD.parent.rglob("*.json")):  # every stored log, the held-out ones too
-        try:  # the corpora hold logs that are no valid JSON or UTF-8 on purpose
-            obj = json.loads(path.read_text(encoding="utf-8"))
-            if detect(obj) == "openai":
-                stored.append(obj["messages"] if isinstance(obj, dict) else obj)
-        except (ValueError, logs.LogError):
-            continue
-    assert len(stored) >= 5
-    seen = 0
-    for msgs in [odd, *stored]:
-        legacy = readers._Legacy()
-        full = [readers._openai_message(i, m, legacy) for i, m in enumerate(msgs)]
-        short = readers.read_openai(msgs).messages
-        assert [(m.role, m.text, list(m.calls), list(m.answers)) for m in short] == [
-            (m.role, m.text, list(m.calls), list(m.answers)) for m in full
-        ]
-        seen += len(msgs)
-    for m in bad:
-        with pytest.raises(logs.LogError) as full_err:
-            readers._openai_message(0, m, readers._Legacy())
-        with pytest.raises(logs.LogError) as short_err:
-            readers.read_openai([m])
-        assert str(short_err.value) == str(full_err.value)
-    assert seen > 100
-
-
-_BLOCK_TYPES = ["text", "input_text", "output_text", "tool_use", "tool_result", "thinking",
-                "mcp_tool_result", "image", None]  # fmt: skip
-_blocks = st.lists(
-    st.one_of(st.text(max_size=3), st.builds(lambda t: {} if t is None else {"type": t},
-                                             st.sampled_from(_BLOCK_TYPES))),
-    max_size=3,
-)  # fmt: skip
-_items = st.fixed_dictionaries(
-    {},
-    optional={
-        "type": st.sampled_from(
-            [
-                "message",
-                "function_call",
-                "function_call_output",
-                "reasoning",
-                "item_reference",
-                "web_search_call",
-                "constructor",
-                "text",
-                3,
-            ]
-        ),
-        "role": st.sampled_from(["user", "assistant", "tool", "function", "developer"]),
-        "content": st.one_of(st.none(), st.text(max_size=3), _blocks),
-        "tool_calls": st.just([]),
-        "tool_call_id": st.just("c"),
-        "function_call": st.just({}),
-        "data": st.just({}),
-        "lc": st.just(1),
-    },
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_items, st.sampled_from(["responses", "openai"]))
-def test_the_mixing_check_s_short_path_never_passes_what_the_full_check_refuses(m, fmt):
-    """`no_mixing` skips an item its format's short test calls plain: the full test (`dialect`)
-    must read every such item as that format's or anyone's."""
-    from workbench.closure.logs.detect import _PLAIN, dialect
-
-    if _PLAIN[fmt](m):
-        d = dialect(m)
-        assert d is None or d[0] == fmt, (m, d)
-
-
-@pytest.mark.parametrize("fmt", ["openai", "responses", "langchain"])
-def test_a_relevance_trim_scanned_as_it_walks_answers_as_one_scanned_whole(fmt):
-    # below a quarter of the log's tokens the relevance walk scans only the blocks it tries; at
-    # or above, every text in one pass: the answer must not depend on which
-    obj = loggen.render(loggen.long_conversation(400), fmt)
-    total = sum(logs.approx_tokens(m) for m in logs.read(obj, fmt).messages)
-    for frac in (0.03, 0.1, 0.2, 0.24, 0.3, 0.6):
-        budget = int(total * frac)
-        walked = trim.trim_log(logs.read(obj, fmt), budget, strategy="relevance")
-        whole = logs.read(obj, fmt)
-        whole.handles(trim.CLOSURE_PATTERNS).scan_all()  # scanned before the trim asks
-        once = trim.trim_log(whole, budget, strategy="relevance")
-        assert (walked.kept, walked.tombstones, walked.tokens) == (
-            once.kept,
-            once.tombstones,
-            once.tokens,
-        ), frac
-        assert walked.fits and walked.closed
-
-
-def test_the_relevance_ranking_keeps_a_bounded_memo_with_the_shared_encoders_bits(monkeypatch):
-    from workbench.common.encoders import CachedEncoder, get_encoder
-
-    small = CachedEncoder(trim.RANKER.base)
-    small.hold(50)
-    monkeypatch.setattr(trim, "RANKER", small)
-    shared = get_encoder("lexical")
-    before = len(shared._memo)
-    conv = loggen.long_conversation(300)
-    log = logs.read(loggen.render(conv, "openai"), "openai")
-    budget = sum(logs.approx_tokens(m) for m in log.messages) // 5
-    first = trim.trim_log(log, budget, strategy="relevance")
-    assert 0 < len(small._memo) <= 50  # at most what it holds, however many blocks it ranked
-    assert len(shared._memo) == before  # the process-wide memo does not grow by a trim
-    again = trim.trim_log(logs.read(loggen.render(conv, "openai"), "openai"), budget,
-                          strategy="relevance")  # fmt: skip
-    assert (again.kept, again.tombstones) == (first.kept, first.tombstones)
-    texts = [m.text for m in log.messages[:200]]
-    assert (small(texts) == shared.base.encode(texts)).all()  # the same bits, memo or not
-
-
-def test_block_prices_are_exact_sums_whatever_the_counter_returns():
-    blocks = [range(0, 2), range(2, 3), range(3, 6)]
-    block_of = [0, 0, 1, 2, 2, 2]
-    assert trim.block_costs([3, 4, 5, 1, 1, 2], block_of, blocks) == [7, 5, 4]
-    assert trim.block_costs([0.5, 0.75, 0.25, 0.5, 0.5, 0.125], block_of, blocks) == [
-        1.25,
-        0.25,
-        1.125,
-    ]  # summed, not truncated to integers
-    big = 10**15 + 1  # integers stay exact up to the sums a log can reach
-    assert trim.block_costs([big, 1, 0, 0, 0, 0], block_of, blocks)[0] == big + 1
-
-
-def _list_form(conv, fmt):
-    obj = _fresh(conv, fmt)
-    return obj["messages"] if isinstance(obj, dict) else obj  # Anthropic's list, no system
-
-
-@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_a_part_of_a_log_reads_as_reading_its_items_does(conv, fmt, data):
-    """`read_part` (the guard's reading of a request whose items are all the history's) gives what
-    `read` gives for those items, in any order, repeated or not: the same messages, the same
-    error where the items are no valid request, the same handles (scanned before, in part, or
-    not at all) and the same closure report."""
-    items = _list_form(conv, fmt)
-    log = logs.read(items, fmt)
-    n = len(log.messages)
-    scanned = data.draw(st.sampled_from(["none", "some", "all"]))
-    if scanned == "all":
-        log.handles(P).scan_all()
-    elif scanned == "some":
-        for i in data.draw(st.lists(st.integers(0, n - 1), max_size=n)):
-            log.handles(P).at(i)
-    kind = data.draw(st.sampled_from(["whole", "front cut", "ordered", "repeats in order", "any"]))
-    if kind == "whole":
-        pos = list(range(n))
-    elif kind == "front cut":  # what a trimmer leaves: the newest messages
-        pos = list(range(data.draw(st.integers(0, n - 1)), n))
-    elif kind == "ordered":
-        pos = sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=n)))
-    elif kind == "repeats in order":  # a message twice in a row: its call id used twice
-        pos = sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n + 2)))
-    else:
-        pos = data.draw(st.lists(st.integers(0, n - 1), max_size=n + 2))
-    raw = [log.messages[s].raw for s in pos]
-    try:
-        want = logs.read(raw, fmt)
-    except logs.LogError as e:
-        event("no valid request")
-        with pytest.raises(logs.LogError) as got:
-            logs.read_part(log, pos)
-        assert str(got.value) == str(e)
-        return
-    event(f"read: {kind}, scanned {scanned}")
-    part = logs.read_part(log, pos)
-    assert part.format == want.format and part.system is None and part.body is None
-    assert [(m.index, m.role, m.text, m.calls, m.answers) for m in part.messages] == [
-        (m.index, m.role, m.text, m.calls, m.answers) for m in want.messages
-    ]
-    assert all(a.raw is b.raw for a, b in zip(part.messages, want.messages, strict=True))
-    assert logs.check(part, patterns=P).to_dict() == logs.check(want, patterns=P).to_dict()
-    hp, hw = part.handles(P), want.handles(P)
-    assert [hp.at(i) for i in range(len(pos))] == [hw.at(i) for i in range(len(pos))]
-    for x in {x for i in range(len(pos)) for x in hw.at(i)[0]}:
-        assert [hp.definer_before(x, i) for i in range(len(pos) + 1)] == [
-            hw.definer_before(x, i) for i in range(len(pos) + 1)
-        ]
-
-
-def test_a_part_is_read_again_where_reading_alone_could_differ():
-    # a legacy function_call pairs with the next function result by order: a part is read again
-    legacy = [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
-        {"role": "function", "name": "f", "content": "done"},
-    ]
-    assert logs.read_part(logs.read(legacy, "openai"), [0, 2]) is None
-    with pytest.raises(logs.LogError, match="no function_call before it"):
-        logs.read(legacy[::2], "openai")
-    body = {
-        "system": "be brief",
-        "messages": _list_form(loggen.HANDWRITTEN["support_ticket"], "anthropic"),
-    }
-    assert logs.read_part(logs.read(body, "anthropic"), [0]) is None  # a body, its system
-
-
-def _same_reading(got, want, by_value=False):
-    """Two readings of one list: the same messages (each read from the same item or, by value,
-    from an equal one), handles and closure report."""
-    assert [(m.index, m.role, m.text, m.calls, m.answers) for m in got.messages] == [
-        (m.index, m.role, m.text, m.calls, m.answers) for m in want.messages
-    ]
-    same = operator.eq if by_value else operator.is_
-    assert all(same(a.raw, b.raw) for a, b in zip(got.messages, want.messages, strict=True))
-    assert logs.check(got, patterns=P).to_dict() == logs.check(want, patterns=P).to_dict()
-    hg, hw = got.handles(P), want.handles(P)
-    n = len(want.messages)
-    assert [hg.at(i) for i in range(n)] == [hw.at(i) for i in range(n)]
-    for x in {x for i in range(n) for x in hw.at(i)[0]}:
-        assert [hg.definer_before(x, i) for i in range(n + 1)] == [
-            hw.definer_before(x, i) for i in range(n + 1)
-        ]
-        assert [hg.orphaned_at(x, i) for i in range(n)] == [hw.orphaned_at(x, i) for i in range(n)]
-
-
-@given(conv=conversations(), fmt=st.sampled_from(logs.FORMATS), data=st.data())
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_a_history_read_as_it_grows_reads_as_reading_it_whole(conv, fmt, data):
-    """A guard's `Reading` (the conversation's history kept between calls, only the messages after
-    the last history read) gives what reading each history whole gives: the same messages,
-    handles (asked of in part, indexed or scanned in full between calls) and report, and None
-    where the whole is no valid request (a second result, an order rule the new messages
-    break)."""
-    from workbench.agents.history import Codec, Reading
-
-    if data.draw(st.booleans()):  # a tombstone a person pasted, somewhere, and a call using it
-        k = data.draw(st.integers(1, len(conv)))
-        use = [("calls", "", [("c_t", "use", {"target": "job_7e57ab"})]),
-               ("results", [("c_t", {"ok": True})])]  # fmt: skip
-        conv = [*conv[:k], ("user", json.dumps({"evicted_ref": "job_7e57ab"})), *conv[k:], *use]
-    items = _list_form(conv, fmt)
-    # by value (the Responses adapter's): each history new dicts, equal to those read before
-    by_value = data.draw(st.booleans())
-    codec = Codec(fmt, key=id, stub=None, by_value=by_value)
-    if data.draw(st.integers(0, 3)) == 0:  # a result answered twice, somewhere
-        k = data.draw(st.integers(0, len(items)))
-        items = [*items[:k], *[it for it in items if _answers(it, fmt)][:1], *items[k:]]
-    n = len(items)
-    cuts = sorted(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=5)))
-    reading = Reading()
-    for c in [*cuts, n]:
-        full = json.loads(json.dumps(items[:c])) if by_value else items[:c]
-        got = reading(full, codec)
-        try:
-            want = logs.read(full, fmt)
-        except logs.LogError:
-            event("no valid request")
-            assert got is None
-            continue
-        how = data.draw(st.sampled_from(["whole", "asked", "indexed", "nothing"]))
-        event(f"read, {how}")
-        assert reading.prices(got) == [logs.approx_tokens(m) for m in want.messages]
-        if how == "whole" or c == n:
-            _same_reading(got, want, by_value)  # (which scans every message)
-            continue
-        hg, hw = got.handles(P), want.handles(P)
-        if how == "indexed":
-            hg.index_definitions()
-        if how != "nothing":  # one handle at a time, as the guard asks: no scan of the whole
-            for i in data.draw(st.lists(st.integers(max(c - 6, 0), c - 1), max_size=6)):
-                assert hg.at(i) == hw.at(i)
-                for x in hw.at(i)[0]:
-                    assert hg.definer_before(x, i) == hw.definer_before(x, i)
-                    assert hg.orphaned_at(x, i) == hw.orphaned_at(x, i)
-
-
-def _answers(it, fmt) -> bool:
-    if fmt == "anthropic":
-        return isinstance(it.get("content"), list) and any(
-            b.get("type") == "tool_result" for b in it["content"]
-        )
-    if fmt == "langchain":
-        return it.get("type") == "tool"
-    if fmt == "responses":
-        return it.get("type", "").endswith("_call_output")
-    return it.get("role") == "tool"
-
-
-def test_a_history_changed_before_its_end_is_read_again():
-    """A history that does not start with the one read last (an edit before its end, a message
-    whose content is another object now) is read whole again, not grown."""
-    from langchain_core.messages import messages_from_dict
-
-    from workbench.agents.for_langchain import CODEC
-    from workbench.agents.history import Reading
-
-    msgs = messages_from_dict(loggen.to_langchain(loggen.HANDWRITTEN["support_ticket"]))
-    reading = Reading()
-    first = reading(msgs[:4], CODEC)
-    grown = reading(msgs, CODEC)
-    assert len(first.messages) == 4 and len(grown.messages) == len(msgs)  # a new log, grown:
-    assert all(a is b for a, b in zip(first.messages, grown.messages[:4], strict=True))  # not read
-    msgs[2].content = "the customer wrote again"  # in place, a new content object
-    again = reading(msgs, CODEC)
-    assert again is not first and again.messages[2].text.startswith("the customer wrote again")
-    _same_reading(again, logs.read(msgs, "langchain"))
-    cut = msgs[1:]  # the oldest message gone: no longer the history read last
-    assert reading(cut, CODEC) is not again
-    _same_reading(reading(cut, CODEC), logs.read(cut, "langchain"))
-
-
-def test_a_history_of_plain_items_is_recognised_by_value_and_read_again_when_one_differs():
-    """The Responses adapter's items are dicts a session gives back new on every run: a history
-    whose first items equal those read last (new objects) is grown, not read again; one whose
-    earlier item differs in value is read whole."""
-    from workbench.agents.for_openai_agents import CODEC
-    from workbench.agents.history import Reading
-
-    items = loggen.to_responses(loggen.long_conversation(60))
-    k = len(loggen.to_responses(loggen.long_conversation(30)))
-    reading = Reading()
-    first = reading(items[:k], CODEC)
-    grown = reading(json.loads(json.dumps(items)), CODEC)  # the same values, new objects
-    assert all(a is b for a, b in zip(first.messages, grown.messages[:k], strict=True))
-    _same_reading(grown, logs.read(items, "responses"), by_value=True)
-    changed = json.loads(json.dumps(items))
-    changed[3]["arguments"] = '{"task": "refresh_9"}'
-    again = reading(changed, CODEC)
-    assert again.messages[3] is not grown.messages[3]  # read again
-    _same_reading(again, logs.read(changed, "responses"), by_value=True)
-
-
-@pytest.mark.parametrize("how", ["indexed", "scanned"])
-def test_a_grown_history_answers_for_the_new_turns_as_its_whole_reading(how):
-    """The new turns' definitions join an index the earlier turns had (indexed, or every message
-    scanned): each handle a new turn names is defined where the whole reading says."""
-    from workbench.agents.history import Codec, Reading
-
-    items = loggen.to_openai(loggen.long_conversation(140))
-    k = len(loggen.to_openai(loggen.long_conversation(70)))  # whole rounds: a closed history
-    reading, codec = Reading(), Codec("openai", key=id, stub=None)
-    before = reading(items[:k], codec).handles()
-    before.index_definitions() if how == "indexed" else before.scan_all()
-    grown, whole = reading(items, codec).handles(), logs.read(items, "openai").handles()
-    asked = [(x, i) for i in range(k, len(items)) for x in whole.refs[i]]
-    assert [grown.definer_before(x, i) for x, i in asked] == [
-        whole.definer_before(x, i) for x, i in asked
-    ]
-    assert sum(whole.definer_before(x, i) >= k for x, i in asked) > 10  # defined by a new turn
-
-
-def test_calls_on_one_conversation_at_once_each_get_their_own_history_s_reading():
-    """Two agents' calls on one thread at once: each history is read as a whole reading of it
-    would be (a reading handed out is never changed; one call at a time takes a history in)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from workbench.agents.history import Codec, Reading
-
-    items = loggen.to_openai(loggen.long_conversation(700))
-    cuts = [len(loggen.to_openai(loggen.long_conversation(n))) for n in range(300, 701, 50)]
-    reading, codec = Reading(), Codec("openai", key=id, stub=None)
-
-    def one(c):
-        got = reading(items[:c], codec)
-        return c, got, reading.prices(got)
-
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # threads switch often: a race, if any, shows
-    try:
-        with ThreadPoolExecutor(4) as pool:
-            done = list(pool.map(one, [c for _ in range(3) for c in (cuts + cuts[::-1])]))
-    finally:
-        sys.setswitchinterval(switch)
-    for c, got, prices in done:
-        want = logs.read(items[:c], "openai")
-        assert [(m.role, m.text, m.calls, m.answers) for m in got.messages] == [
-            (m.role, m.text, m.calls, m.answers) for m in want.messages
-        ]
-        assert prices[:c] == [logs.approx_tokens(m) for m in want.messages]
-
-
-def test_scanning_every_message_at_once_is_scanning_each_alone():
-    """`scan_all` (one regex pass over the joined texts, a message naming one handle on a short
-    path) gives each message the (refs, defs, tombs) its own scan gives, and the index of
-    definitions in order: on generated logs in every format (one handle a message, several,
-    tombstones) and on the hand-written ones."""
-    from workbench.closure.logs.logtypes import _scan_one
-
-    found = []
-    for seed in range(6):
-        conv = loggen.long_conversation(80 + 30 * seed, seed=seed)
-        found += [logs.read(loggen.render(conv, fmt), fmt) for fmt in logs.FORMATS]
-    for f in sorted(HELD.glob("*.json")):
-        try:
-            found.append(logs.load(f))
-        except (logs.LogError, ValueError):
-            pass  # (the ones refused by name, as invalid or as not UTF-8: nothing to scan)
-    tomb = json.dumps(trim.tombstone("job_7f3a9c"))
-    found.append(logs.read([{"role": "system", "content": f"kept out: {tomb}"},
-                            {"role": "user", "content": "poll job_7f3a9c and run_0b1c2d2e"},
-                            {"role": "user", "content": f"{tomb} job_7f3a9c"}], "openai"))  # fmt: skip
-    for patterns in (P, CLOSURE_PATTERNS):
-        singles = 0
-        for log in found:
-            whole = logs.Log(log.format, log.messages).handles(patterns).scan_all()
-            each = logs.Log(log.format, log.messages).handles(patterns)
-            alone = [
-                _scan_one(each._at, log.messages, patterns, i) for i in range(len(log.messages))
-            ]
-            assert whole._at == alone, log.key
-            defs: dict = {}
-            for i, v in enumerate(alone):
-                for x in v[1]:
-                    defs.setdefault(x, []).append(i)
-            assert whole._defs_of == defs
-            singles += sum(len(v[0]) + len(v[1]) == 1 and not v[2] for v in alone)
-        assert singles > 100  # the short path was taken, and often

@@ -2,11 +2,11 @@
 (and repairs) what another context editor left, and the record of what each call did.
 
 The adapters (`for_langchain`, `for_openai_agents`, `for_pydantic_ai`) only translate: each hands
-its framework's messages to these two functions in a wire format the closure readers know
-(LangChain messages, Responses items, OpenAI chat dicts) and translates the answer back. The trim
-is `workbench.closure.logs.trim.trim_log` (dependency-scored, a call and its results one block,
-the definitions a kept message needs brought back, tombstones for what cannot fit); the guard's
-verdict is `workbench.closure.logs.check`. No rule is written here twice.
+its framework's messages to these functions in a wire format the closure readers know (LangChain
+messages, Responses items, OpenAI chat dicts) and translates the answer back. The trim is
+`workbench.closure.logs.trim.trim_log`; the guard brings back from the history what the request
+needs, by the trim's own rule (`Plan.needs`), then, given `max_tokens`, lets that trim cut the
+request to size. No rule is written here twice.
 """
 
 from __future__ import annotations
@@ -14,24 +14,20 @@ from __future__ import annotations
 import bisect
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 
-import pandas as pd
-
-from workbench.agents.history import Codec, Reading
-from workbench.closure.logs import (
-    Log,
-    LogError,
-    LogReport,
-    Message,
-    approx_tokens,
-    check,
-    read,
-    read_part,
+from workbench.closure.logs import Log, LogError, LogReport, Message, approx_tokens, check, read
+from workbench.closure.logs.flow import tombstoned
+from workbench.closure.logs.rules import turn_rules, wire_id
+from workbench.closure.logs.trim import (
+    STRATEGIES,
+    Plan,
+    Trimmed,
+    tombstone,
+    tombstone_tokens,
+    trim_log,
 )
-from workbench.closure.logs.trim import STRATEGIES, Trimmed, blocks_of, tombstone, trim_log
-from workbench.common.io import paused_gc
 
 MODES = ("repair", "raise")
 
@@ -55,6 +51,77 @@ class ClosureError(RuntimeError):
         self.orphans = tuple(orphans)
 
 
+@dataclass(frozen=True)
+class Codec:
+    """How an adapter sees one framework's request items: the wire format they read as, a key
+    that finds an edited item's original in the full history (the same key for an item a context
+    editor rewrote in place, such as a cleared tool result), a stand-in result for a call whose
+    result is gone, and what `read` takes for a list of items."""
+
+    fmt: str
+    key: Callable[[object], Hashable]
+    stub: Callable[[str, str], object]  # (call id, tool name) -> a result item
+    wrap: Callable[[list], object] = list
+
+
+STUB = (
+    "[no result in context: the context editor cut the result of {name} (call {cid}); call the "
+    "tool again if you need it]"
+)
+
+
+def stub_text(cid: str, name: str) -> str:
+    return STUB.format(cid=cid, name=name)
+
+
+def _json_key(it) -> str:
+    return json.dumps(it, sort_keys=True, default=str)
+
+
+def _responses_key(it: dict):
+    """A Responses item's original: a call or an output by its call id and type (a trimmed output
+    keeps them), an item with an id by it, anything else by its content."""
+    if it.get("call_id"):
+        return ("call", it.get("type"), it["call_id"])
+    if it.get("id"):
+        return ("id", it["id"])
+    return _json_key(it)
+
+
+# the codecs of plain wire items (dicts as a provider takes them): what an adapter of dicts uses
+WIRE = {
+    "openai": Codec(
+        "openai",
+        _json_key,
+        lambda cid, name: {
+            "role": "tool",
+            "tool_call_id": cid,
+            "name": name,
+            "content": stub_text(cid, name),
+        },  # fmt: skip
+    ),
+    "anthropic": Codec(
+        "anthropic",
+        _json_key,
+        lambda cid, name: {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": cid, "content": stub_text(cid, name)}
+            ],
+        },
+    ),  # fmt: skip
+    "responses": Codec(
+        "responses",
+        _responses_key,
+        lambda cid, name: {
+            "type": "function_call_output",
+            "call_id": cid,
+            "output": stub_text(cid, name),
+        },  # fmt: skip
+    ),
+}
+
+
 @dataclass
 class Record:
     """What one adapter did on one model call (read them from the adapter's `records`)."""
@@ -67,7 +134,7 @@ class Record:
     dropped: int  # messages of the input not sent
     restored: int  # messages brought back from the full history (guard)
     stubbed: tuple = ()  # call ids answered by a stand-in result (guard: the result is gone)
-    tombstoned: tuple = ()  # handles a tombstone stands for in the request
+    tombstoned: tuple = ()  # ids a tombstone stands for in the request
     orphans: tuple = ()  # what the guard found before repairing it
     tokens_in: int | None = None  # the request before (the guard's; a trim does not price it all)
     tokens_out: int = 0  # what was sent
@@ -98,7 +165,11 @@ class Records:
     def last(self) -> Record | None:
         return self.rows[-1] if self.rows else None
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self):
+        """The records as a pandas DataFrame (pandas is imported here: an agent's process that
+        never asks pays nothing for it)."""
+        import pandas as pd
+
         return pd.DataFrame(
             [asdict(r) for r in self.rows], columns=list(Record.__dataclass_fields__)
         )
@@ -112,11 +183,20 @@ def tokens(log: Log) -> int:
     return from_msgs + approx_tokens(Message(-1, "system", log.system_text()))
 
 
-def trim(obj, fmt: str, max_tokens: int, strategy: str = "last", counter=approx_tokens) -> Trimmed:
-    """The closure-safe trim of one request (a message list or body in `fmt`, or its reading)."""
+def trim(obj, fmt: str, max_tokens: int, strategy: str = "last", pattern=None) -> Trimmed:
+    """The closure-safe trim of one request (a message list or body in `fmt`); raises
+    `ClosureError` when no closed request within `max_tokens` keeps a message besides the system
+    prompt (a provider takes no request without one)."""
     settings(max_tokens, strategy)
-    log = obj if isinstance(obj, Log) else read(obj, fmt)
-    return trim_log(log, max_tokens, strategy=strategy, counter=counter)
+    log = read(obj, fmt)
+    t = trim_log(log, max_tokens, strategy=strategy, pattern=pattern)
+    if not t.conversation and any(r != "system" for r in log.messages.role):
+        raise ClosureError(
+            f"at max_tokens={max_tokens} no closed request keeps a message besides the system "
+            f"prompt (the request is {tokens(log)} tokens; the last turn a person wrote, with "
+            "what it needs, does not fit)"
+        )
+    return t
 
 
 def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
@@ -140,21 +220,26 @@ def trim_record(t: Trimmed, call: int, seconds: float) -> Record:
 # --- the guard --------------------------------------------------------------------------------
 
 
-STUB = (
-    "[no result in context: the context editor cut the result of {name} (call {cid}); call the "
-    "tool again if you need it]"
-)
+def note(handles: Sequence[str]) -> str:
+    """The typed tombstones, one JSON object a line, as the trim writes them."""
+    return "\n".join(json.dumps(tombstone(h)) for h in handles)
 
 
-def stub_text(cid: str, name: str) -> str:
-    return STUB.format(cid=cid, name=name)
+@dataclass
+class Guarded:
+    """A guard's answer: the items to send, the tombstones the adapter writes into the request's
+    system preamble, and the record."""
+
+    items: list
+    tombstones: tuple
+    record: Record
 
 
 def _match(edited: list, full: list, key) -> list:
     """For each edited item, the index of its original in `full` (in order, each used once) or
     None: an item another editor wrote (a summary)."""
-    where: dict | None = None  # key -> history positions, built once an item is not the same
     same = {id(it): i for i, it in enumerate(full)}  # an editor that keeps the objects
+    where: dict | None = None  # key -> history positions, built once an item is not the same
     out, last = [], -1
     for it in edited:
         j = same.get(id(it))
@@ -172,24 +257,14 @@ def _match(edited: list, full: list, key) -> list:
     return out
 
 
-def _describe(rep: LogReport) -> list[str]:
+def _describe(rep: LogReport, ids: dict) -> list[str]:
     out = [f"result for call {c} (message {i}): its call is not in the request"
            for i, c in rep.orphan_results]  # fmt: skip
     out += [f"call {c} to {n} (message {i}): its result is not in the request"
             for i, c, n in rep.orphan_calls]  # fmt: skip
-    out += [f"handle {h} (named by message {', '.join(map(str, v))}): its definition is not in "
-            "the request" for h, v in rep.orphan_handles.items()]  # fmt: skip
+    out += [f"id {x} (used by message {', '.join(map(str, v))}): the message defining it is not "
+            "in the request" for x, v in ids.items()]  # fmt: skip
     return out
-
-
-@dataclass
-class Guarded:
-    """A guard's answer: the items to send, the tombstones the adapter writes into the request's
-    system preamble, and the record."""
-
-    items: list
-    tombstones: tuple
-    record: Record
 
 
 def guard(
@@ -200,327 +275,215 @@ def guard(
     mode: str = "repair",
     max_tokens: int | None = None,
     call: int = 0,
-    reading: Reading | None = None,
+    pattern=None,
 ) -> Guarded:
     """Check the request another editor produced (`edited`) against the history it was cut from
-    (`full`) and, in repair mode, make it closed: a result whose call was cut gets its call back
-    from the history (with the call's other results), or is dropped when the history lacks it; a
-    call whose result was cut gets it back, or a stand-in result saying so; a handle whose
-    definition was cut gets the message defining it back (its original, where an editor rewrote
-    it), or a tombstone. With `max_tokens`, nothing is brought back past that many tokens: the
-    result is dropped, the call answered by a stand-in, the handle tombstoned instead; and a
-    request still over `max_tokens` (as the editor left it, or once repaired) is cut to it by the
-    closure trim, the newest first ("guard: trimmed"), or raises `ClosureError` when no closed
-    request within it keeps a conversation. Raise mode raises `ClosureError` naming every orphan
-    instead of repairing. A handle the history itself never defined earlier is the history's
-    own, left alone. What cannot be made a valid request (items out of order) raises
-    `ClosureError` in both modes. `reading`: the conversation's `Reading`, kept between calls
-    (the history read last is not read again)."""
+    (`full`) and, in repair mode, make it one a provider accepts: what the request's items need
+    is brought back from the history by the trim's own rule (a result's call, a call's results,
+    the message defining an id a kept call uses, and the last turn a person wrote when the cut
+    left none), an item an editor rewrote goes back to its original where it defines an id a
+    kept call uses; what the history lacks is stood in for (a stand-in result for a call, a
+    tombstone for an id) or dropped (a result whose call is nowhere). Given `max_tokens`, the
+    repaired request is then cut to it by the closure trim ("guard: trimmed"), which raises
+    `ClosureError` when no closed request within it keeps a conversation. Raise mode raises
+    `ClosureError` naming every orphan instead of repairing. An id the history itself uses
+    before any message defines it is the history's own, left alone. What cannot be made a valid
+    request (items out of order) raises `ClosureError` in both modes."""
     settings(max_tokens, mode=mode)
     t0 = time.perf_counter()
-    with paused_gc():  # a history read and checked: the collector would triple the time
-        return _guard(edited, full, codec, mode, max_tokens, call, t0, reading)
-
-
-def _guard(edited, full, codec, mode, max_tokens, call, t0, reading) -> Guarded:
-    if reading is not None:
-        flog = reading(full, codec)
-    else:
-        try:
-            flog = read(codec.wrap(full), codec.fmt)
-        except LogError:
-            flog = None  # a history that is no valid request: nothing to restore from
-    src = _match(edited, full, codec.key)
-    seq = list(zip(src, edited, strict=True))
-    if flog is not None and 2 * len(edited) > len(full):
-        # most of the history goes again: one pass over it scans every request item once
-        flog.handles().scan_all()
     try:
-        first = _reading(seq, full, flog, codec)
+        req = read(codec.wrap(edited), codec.fmt, cut=True) if edited else None
     except LogError as e:
         raise ClosureError(f"the request to the model is not valid: {e}") from None
-    rep = check(first)
-    # each message priced once, where a request read from the history is priced as it (a legacy
-    # call id, which reading again renumbers, is not)
-    prices = None if reading is None or flog is None or flog.by_order else reading.prices(flog)
-    tokens_in = _tokens(first, seq, full, prices)
-    own = _Own(flog)
-    found = tuple(_describe(rep))
-    if rep.closed or not (rep.orphan_results or rep.orphan_calls or own.foreign(rep, seq)):
-        fit = _fit(first, (), max_tokens, tokens_in, found)
-        if fit is not None:
-            return _fitted(fit, edited, edited, found, call, tokens_in, 0, (), t0)
+    try:
+        hist = read(codec.wrap(full), codec.fmt) if full else None
+    except LogError:
+        hist = None  # a history that is no valid request: nothing to restore from
+    src = _match(edited, full, codec.key) if hist is not None else [None] * len(edited)
+    lost = _lost_ids(hist, req, _whole(src, edited, full), pattern) if req is not None else {}
+    # (the ids a request item uses are the history's to say, where there is one)
+    found = list(_describe(check(req, pattern=pattern, ids=hist is None), lost)
+                 if req is not None else ())  # fmt: skip
+    if _said(hist) and not _said(req):
+        found.append("no turn a person wrote is in the request")
+    found = tuple(found)
+    tokens_in = tokens(req) if req is not None else 0
+    if not found and (max_tokens is None or tokens_in <= max_tokens):
         rec = Record(call, "guard: closed", len(edited), len(edited), len(edited), 0, 0,
                      tokens_in=tokens_in, tokens_out=tokens_in,
                      seconds=time.perf_counter() - t0)  # fmt: skip
         return Guarded(list(edited), (), rec)
-    if mode == "raise":
+    if found and mode == "raise":
         raise ClosureError(
             "the request to the model would leave references dangling (an earlier context edit "
             "cut them): " + "; ".join(found),
             found,
         )
-    restored, stubbed, tombs, dropped = 0, [], [], 0
-    blocks = blocks_of(flog) if flog is not None else []
-    block_of = {i: b for b, members in enumerate(blocks) for i in members}
-    calls_at = {c: m.index for m in flog.messages for c, _ in m.calls} if flog else {}
-    answer_at = {c: m.index for m in flog.messages for c in m.answers} if flog else {}
-    fh = own.fh
-    log = first  # the first round reads what the editor sent; each later one what it left
-    for _ in range(8):  # each round brings back what the last one needed; a few suffice
-        if log is None:
-            log = _reading(seq, full, flog, codec)
-            rep = check(log, tombstones=tombs)
-        told = len(tombs)  # the tombstones `rep` was checked with
-        present = {s for s, _ in seq if s is not None}
-        room = (
-            None
-            if max_tokens is None
-            else max_tokens - _tokens(log, seq, full, prices) - 8 * len(tombs)
-        )
-
-        def fits(members, present=present) -> bool:
-            nonlocal room
-            if room is None:
-                return True
-            out = [m for m in members if m not in present]
-            cost = (sum(map(approx_tokens, (flog.messages[m] for m in out))) if prices is None
-                    else sum(prices[m] for m in out))  # fmt: skip
-            if cost > room:
-                return False
-            room -= cost
-            return True
-
-        want: set[int] = set()
-        originals: set[int] = set()  # rewritten items whose original defines what is needed
-        drop: set[int] = set()
-        stubs: list[tuple[int, str, str]] = []
-        for i, cid in rep.orphan_results:
-            p = calls_at.get(cid)
-            if p is not None and p not in present and fits(blocks[block_of[p]]):
-                want.update(blocks[block_of[p]])
-            else:
-                drop.add(i)
-        for i, cid, name in rep.orphan_calls:
-            p = answer_at.get(cid)
-            if p is not None and p not in present and fits(blocks[block_of[p]]):
-                want.update(blocks[block_of[p]])
-            else:
-                stubs.append((i, cid, name))
-        back = _last_sources(seq)
-        for h, named in rep.orphan_handles.items():
-            if own.of(h, seq[named[0]][0]):
-                continue
-            at = back[named[0]]  # the history position of the naming message (or the last before)
-            at = named[0] if at is None else at
-            p = fh.definer_before(h, at + 1) if fh is not None else None
-            if p is None or p < 0:
-                tombs.append(h)
-            elif p in present:
-                originals.add(p)
-            elif fits(blocks[block_of[p]]):
-                want.update(blocks[block_of[p]])
-            else:
-                tombs.append(h)
-        if not (want or originals or drop):
-            if not stubs:
-                break
-            # the last resort, once nothing else can be brought back: a stand-in result (the
-            # indices are this round's, as read)
-            for i, cid, name in sorted(stubs, reverse=True):
-                seq.insert(_after_results(i, log), (None, codec.stub(cid, name)))
-                stubbed.append(cid)
-            log = None
-            continue
-        new = []
-        for k, (s, it) in enumerate(seq):
-            if k in drop:
-                dropped += 1
-                continue
-            if s in originals and it is not full[s]:
-                it = full[s]
-                restored += 1
-            new.append((s, it))
-        seq = _insert(new, sorted(want - present), full)
-        restored += len(want - present)
-        log = None
-        if not any(it for _, it in seq):
+    items, stubbed, tombs, restored, final = list(edited), [], [], 0, req
+    if found:
+        at = list(src)  # each item's history position (None: not the history's)
+        if hist is not None:
+            at, items, restored = _restore(at, items, hist, req, full, pattern)
+        at, items, stubbed, tombs, final = _stand_in(at, items, hist, full, codec, pattern)
+    ids = {id(x) for x in edited}
+    action, size, budget = "guard: repaired" if found else "guard: closed", tokens(final), None
+    price = size + sum(tombstone_tokens(x) for x in tombs)
+    if max_tokens is not None and price > max_tokens:  # the one trim cuts it to size
+        t = trim_log(final, max_tokens, pattern=pattern, tombstones=tombs)
+        if not t.fits:
             raise ClosureError(
-                "the request holds only what cannot be sent (nothing is left once its orphans "
-                "are dropped, and the history cannot bring their calls back): " + "; ".join(found),
+                f"the request to the model is {size} tokens, over max_tokens={max_tokens}, and "
+                "no closed request within it keeps a conversation",
                 found,
             )
-    items = [it for _, it in seq]
-    final, left = log, rep  # the last round's reading, when it changed nothing
-    if final is not None and len(tombs) != told:
-        left = check(final, tombstones=tombs)  # handles this round tombstoned
-    if final is None:
-        try:
-            final = _reading(seq, full, flog, codec)
-        except LogError as e:
-            raise ClosureError(f"the repaired request is not valid: {e}", found) from None
-        left = check(final, tombstones=tombs)
-    if left.orphan_results or left.orphan_calls or own.foreign(left, seq):
-        raise ClosureError(
-            "the request could not be repaired: " + "; ".join(_describe(left)), found
-        )
-    tokens_out = _tokens(final, seq, full, prices)
-    fit = _fit(final, tuple(sorted(set(tombs))), max_tokens, tokens_out, found)
-    if fit is not None:
-        return _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0)
-    ids = {id(x) for x in edited}
+        if len(t.kept) < len(items):
+            items, action, budget = [items[i] for i in t.kept], "guard: trimmed", t.budget
+        tombs, size = t.tombstones, t.tokens
+    kept = sum(1 for x in items if id(x) in ids)
     rec = Record(
         call=call,
-        action="guard: repaired",
+        action=action,
         messages_in=len(edited),
         messages_out=len(items),
-        kept=sum(1 for x in items if id(x) in ids),
-        dropped=len(edited) - sum(1 for x in items if id(x) in ids),
-        restored=restored,
-        stubbed=tuple(stubbed),
-        tombstoned=tuple(sorted(set(tombs))),
-        orphans=found,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        seconds=time.perf_counter() - t0,
-    )
-    return Guarded(items, rec.tombstoned, rec)
-
-
-def _tokens(log: Log, seq: list, full: list, prices: list | None) -> int:
-    """`tokens(log)` of the request `seq` read as `log`: from the history's prices where every
-    item is a history item itself (its reading a part of the history's, no system of its own)."""
-    if prices is None or log.system is not None:
-        return tokens(log)
-    total = 0
-    for s, it in seq:
-        if s is None or full[s] is not it:
-            return tokens(log)
-        total += prices[s]
-    return total
-
-
-def _reading(seq: list, full: list, flog: Log | None, codec: Codec) -> Log:
-    """The reading of request items ((history position or None, item) pairs): taken from the
-    history's (`read_part`) when every item is a history item itself, else read."""
-    if flog is not None and codec.wrap is list:
-        at = []
-        for s, it in seq:
-            if s is None or full[s] is not it:
-                break
-            at.append(s)
-        else:
-            log = read_part(flog, at)
-            if log is not None:
-                return log
-    return read(codec.wrap([it for _, it in seq]), codec.fmt)
-
-
-def _fit(log: Log, tombs: tuple, max_tokens: int | None, size: int, found: tuple):
-    """A request (closed, with its tombstones) over `max_tokens` cut to it by the closure trim
-    (the newest first, what they need brought along, tombstones for the rest): the `Trimmed`
-    and its tombstones with the request's, or None when it is within the budget (or none is
-    set). Raises `ClosureError` when no closed request within the budget keeps a conversation."""
-    if max_tokens is None or size + 8 * len(tombs) <= max_tokens:
-        return None
-    t = trim_log(log, max(max_tokens - 8 * len(tombs), 1))
-    if not t.fits:
-        raise ClosureError(
-            f"the request to the model is {size} tokens, over max_tokens={max_tokens}, and no "
-            "closed request within it keeps a conversation",
-            found,
-        )
-    return t, tuple(sorted(set(tombs) | set(t.tombstones)))
-
-
-def _fitted(fit, items, edited, found, call, tokens_in, restored, stubbed, t0) -> Guarded:
-    """The guard's answer for a request `_fit` cut: its kept items, recorded."""
-    t, tombs = fit
-    out = [items[i] for i in t.kept]
-    ids = {id(x) for x in edited}
-    kept = sum(1 for x in out if id(x) in ids)
-    rec = Record(
-        call=call,
-        action="guard: trimmed",
-        messages_in=len(edited),
-        messages_out=len(out),
         kept=kept,
         dropped=len(edited) - kept,
-        restored=sum(1 for x in out if id(x) not in ids) if restored else 0,
+        restored=restored,
         stubbed=tuple(stubbed),
-        tombstoned=tombs,
+        tombstoned=tuple(tombs),
         orphans=found,
         tokens_in=tokens_in,
-        tokens_out=t.tokens + 8 * (len(tombs) - len(t.tombstones)),
-        budget=t.budget,
+        tokens_out=size,
+        budget=budget,
         seconds=time.perf_counter() - t0,
     )
-    return Guarded(out, tombs, rec)
+    return Guarded(items, tuple(tombs), rec)
 
 
-class _Own:
-    """The handles the history itself names before defining them (a typed id, say): the
-    history's own, which no repair brings back. Asked of one orphaned handle of a request at the
-    history message naming it: does nothing in the history before that message define it (the
-    history's handle index, searched backwards)? A request item no history message is (a
-    summary) is weighed against one whole check of the history, made the first time one is."""
-
-    def __init__(self, flog: Log | None):
-        self.fh = flog.handles() if flog is not None else None
-        self._flog, self._handles = flog, None
-
-    def of(self, h: str, s: int | None) -> bool:
-        """Is handle h, named by history message s (None: by an item not from the history), the
-        history's own?"""
-        if self.fh is None:
-            return False
-        if s is not None:
-            return self.fh.orphaned_at(h, s)
-        if self._handles is None:
-            self._handles = set(check(self._flog).orphan_handles)
-        return h in self._handles
-
-    def foreign(self, rep: LogReport, seq: list) -> set:
-        """The request's orphaned handles that are not the history's own (`seq`: the request's
-        (history position or None, item) pairs, as `rep` read them)."""
-        return {h for h, named in rep.orphan_handles.items() if not self.of(h, seq[named[0]][0])}
+def _whole(src: list, items: list, full: list) -> list:
+    """The history position of each item that is its history item unchanged (None for an item
+    another editor wrote, or rewrote: a cleared result no longer defines what it did)."""
+    return [s if s is not None and (items[k] is full[s] or items[k] == full[s]) else None
+            for k, s in enumerate(src)]  # fmt: skip
 
 
-def _insert(seq: list, adds: list[int], full: list) -> list:
-    """`seq` with the history's items `adds` (ascending) put back in history order: each before
-    the first item that came after it in the history. One merge pass: an item is the first after
-    `f` exactly when the running maximum of the history positions first exceeds `f` there."""
-    out, k, top = [], 0, -1
-    for s, it in seq:
+def _said(log: Log | None) -> bool:
+    """Does a log hold a turn a person wrote?"""
+    return log is not None and "user" in log.messages.role
+
+
+def _lost_ids(hist: Log | None, req: Log, src: list, pattern) -> dict:
+    """Ids a request item uses whose defining message (in the history) the request lacks
+    unchanged, and no tombstone in it stands for: id -> request positions using it (`src`: each
+    item's history position where it is that item unchanged). Without a history, the request's
+    own check decides (its orphaned pattern ids)."""
+    if req is None:
+        return {}
+    if hist is None:
+        return dict(check(req, pattern=pattern).orphan_handles)
+    f, present = hist.flow(pattern), {s for s in src if s is not None}
+    told = tombstoned(req)
+    out: dict[str, list[int]] = {}
+    for k, s in enumerate(src):
+        for x, d in f.uses[s] if s is not None else ():
+            if d is not None and d >= 0 and d not in present and x not in told:
+                out.setdefault(x, []).append(k)
+    return out
+
+
+def _restore(at: list, items: list, hist: Log, req: Log, full: list, pattern):
+    """The request (`items`, at history positions `at`) with what its items need brought back
+    from the history (`Plan.needs`, the trim's rule), each in its history place; rewritten items
+    that define a needed id go back to their original. (positions, items, how many came back)."""
+    plan = Plan(hist, approx_tokens, pattern)
+    present = {s for s in at if s is not None}
+    start = {plan.block_of[s] for s in present}
+    roles = hist.messages.role
+    if not _said(req):  # the cut left no turn a person wrote
+        last = next((i for i in range(len(roles) - 1, -1, -1) if roles[i] == "user"), None)
+        if last is not None:
+            start.add(plan.block_of[last])
+    want = plan.needs(start)
+    if hist.format == "anthropic":  # a conversation starts on a turn a person wrote
+        raws = hist.messages.raw
+        while True:
+            heads = [i for b in want for i in plan.blocks[b] if raws[i].get("role") != "system"]
+            first = min(heads, default=None)
+            if first is None or raws[first].get("role") == "user":
+                break
+            before = [i for i in range(first)
+                      if roles[i] == "user" and plan.blocks[plan.block_of[i]][0] == i]  # fmt: skip
+            if not before:
+                break
+            want = plan.needs(want | {plan.block_of[before[-1]]})
+    want = {i for b in want for i in plan.blocks[b]}
+    needed = {d for i in want for d in plan.flow.needs(i)}
+    items = [full[s] if s is not None and s in needed and it is not full[s] else it
+             for s, it in zip(at, items, strict=True)]  # fmt: skip
+    adds = sorted(want - present)
+    at, items = _insert(at, items, adds, full)
+    return at, items, len(adds)
+
+
+def _stand_in(at: list, items: list, hist: Log | None, full: list, codec: Codec, pattern):
+    """What the history cannot bring back, stood in for: a result whose call is nowhere is
+    dropped, a call whose result is nowhere gets a stand-in result after its results, an id whose
+    definition is not in the request gets a tombstone. (positions, items, the stubbed call ids,
+    the tombstoned ids, the request read: raises `ClosureError` where it is no valid request)."""
+    try:
+        log = read(codec.wrap(items), codec.fmt, cut=True)
+    except LogError as e:
+        raise ClosureError(f"the repaired request is not valid: {e}") from None
+    rep = check(log, pattern=pattern, ids=hist is None)
+    drop = {i for i, _ in rep.orphan_results}
+    stubs: dict[int, list] = {}
+    for i, cid, name in rep.orphan_calls:
+        k = i + 1
+        while k < len(log.messages) and log.messages.role[k] == "tool":
+            k += 1
+        stubs.setdefault(k, []).append(codec.stub(wire_id(cid), name))
+    changed = bool(drop or stubs)
+    if changed:
+        new_at, new_items = [], []
+        for k in range(len(items) + 1):
+            for stub in stubs.get(k, ()):
+                new_at.append(None)
+                new_items.append(stub)
+            if k < len(items) and k not in drop:
+                new_at.append(at[k])
+                new_items.append(items[k])
+        at, items = new_at, new_items
+    if hist is None:  # no history: what the request itself leaves open
+        tombs = set(rep.orphan_handles)
+    else:  # an id the history uses before defining it is the history's own: left alone
+        whole = _whole(at, items, full)
+        present, f = {s for s in whole if s is not None}, hist.flow(pattern)
+        tombs = {x for s in whole if s is not None for x, d in f.uses[s]
+                 if d is not None and d >= 0 and d not in present}  # fmt: skip
+    tombs -= tombstoned(log)
+    try:
+        final = read(codec.wrap(items), codec.fmt) if changed else log
+        if not changed:
+            turn_rules(final)
+    except LogError as e:
+        raise ClosureError(f"the repaired request is not valid: {e}") from None
+    stubbed = [wire_id(cid) for _, cid, _ in rep.orphan_calls]
+    return at, items, stubbed, sorted(tombs), final
+
+
+def _insert(at: list, items: list, adds: list[int], full: list) -> tuple[list, list]:
+    """The items with the history's items `adds` (ascending) put back in history order: each
+    before the first item that came after it in the history. One merge pass: an item is the first
+    after `f` exactly when the running maximum of the history positions first exceeds `f` there."""
+    out_at, out, k, top = [], [], 0, -1
+    for s, it in zip(at, items, strict=True):
         if s is not None and s > top:
             top = s
             while k < len(adds) and adds[k] < top:
-                out.append((adds[k], full[adds[k]]))
+                out_at.append(adds[k])
+                out.append(full[adds[k]])
                 k += 1
-        out.append((s, it))
-    out.extend((f, full[f]) for f in adds[k:])
-    return out
-
-
-def _last_sources(seq: list) -> list:
-    """For each position of `seq`, the history position of the last item at or before it that came
-    from the history (None before the first)."""
-    out, last = [], None
-    for s, _ in seq:
-        if s is not None:
-            last = s
-        out.append(last)
-    return out
-
-
-def _after_results(i: int, log: Log) -> int:
-    """Where a stand-in result for a call of message i goes: after the results that follow it."""
-    k = i + 1
-    while k < len(log.messages) and log.messages[k].role == "tool":
-        k += 1
-    return k
-
-
-def note(handles: Sequence[str]) -> str:
-    """The typed tombstones, one JSON object a line, as the trim writes them."""
-    return "\n".join(json.dumps(tombstone(h)) for h in handles)
+        out_at.append(s)
+        out.append(it)
+    out_at.extend(adds[k:])
+    out.extend(full[f] for f in adds[k:])
+    return out_at, out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
+    CompactionPart,
     ModelRequest,
     ModelResponse,
     RetryFeedbackPart,
@@ -32,17 +33,16 @@ from pydantic_ai.messages import (
 )
 
 from workbench.agents.core import (
+    WIRE,
     ClosureError,
     Records,
     guard,
     note,
     settings,
-    stub_text,
     trim,
     trim_record,
 )
-from workbench.agents.history import Codec, Conversations, Reading, Seen
-from workbench.common.io import paused_gc
+from workbench.agents.history import Conversations, Seen
 
 
 def _text(content) -> str:
@@ -68,52 +68,72 @@ def _tool_text(p: ToolReturnPart) -> str:
 
 
 def _response(m: ModelResponse) -> dict:
-    """A response as one assistant message with its calls."""
-    texts, calls = [], []
+    """A response as one assistant message with its calls; a response holding a compaction as a
+    system message (it stands for what it replaced, so it is kept as the system prompt is)."""
+    texts, calls, role = [], [], "assistant"
     for p in m.parts:
-        t = type(p)
-        if t is TextPart or (t is not ToolCallPart and isinstance(p, TextPart)):
+        if isinstance(p, CompactionPart):
+            role = "system"
+            texts.append(p.content or "[a compaction of the conversation before it]")
+        elif isinstance(p, TextPart):
             texts.append(p.content)
-        elif t is ToolCallPart or isinstance(p, ToolCallPart):
+        elif isinstance(p, ToolCallPart):
             calls.append(
                 {"id": p.tool_call_id, "type": "function",
                  "function": {"name": p.tool_name, "arguments": _args(p)}}
             )  # fmt: skip
-    d = {"role": "assistant", "content": "\n".join(texts)}
+    d = {"role": role, "content": "\n".join(texts)}
     if calls:
         d["tool_calls"] = calls
     return d
 
 
 def _part(p) -> dict:
-    """A request part as one OpenAI chat message."""
-    t = type(p)
-    if t is ToolReturnPart:  # the common parts first, by their exact type
-        return {"role": "tool", "tool_call_id": p.tool_call_id, "content": _tool_text(p)}
-    if t is UserPromptPart:
-        return {"role": "user", "content": _text(p.content)}
-    if isinstance(p, SystemPromptPart):
-        return {"role": "system", "content": p.content}
+    """A request part as one OpenAI chat message: a tool return (or a tool's retry prompt) as a
+    tool message, the person's words (or a retry no call pairs) as a user message, anything else
+    (system prompts, instructions, settings, a compaction) as a system message, which the trim
+    keeps."""
     if isinstance(p, ToolReturnPart):
         return {"role": "tool", "tool_call_id": p.tool_call_id, "content": _tool_text(p)}
     if isinstance(p, RetryPromptPart) and p.tool_name is not None:
         return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
-    if isinstance(p, RetryPromptPart | RetryFeedbackPart):  # a retry no call pairs: the user's
+    if isinstance(p, RetryPromptPart | RetryFeedbackPart):
         return {"role": "user", "content": p.model_response()}
     if isinstance(p, UserPromptPart):
         return {"role": "user", "content": _text(p.content)}
-    return {"role": "user", "content": repr(p)}  # a part no provider pairs: carried as the user's
+    if isinstance(p, SystemPromptPart | CompactionPart):
+        return {"role": "system", "content": p.content or ""}
+    return {"role": "system", "content": repr(p)}
 
 
-def explode(messages) -> tuple[list[dict], list[tuple]]:
+def explode(messages, known=None) -> tuple[list[dict], list[tuple]]:
     """(OpenAI chat dicts, each one's source: (message index, part index or None)): a request's
-    parts one message each, a response one assistant message."""
+    parts one message each, a response one assistant message. `known`: another explosion
+    (`_dicts_of`) whose dicts stand for the same message objects, taken as they are."""
     out, src = [], []
     for k, m in enumerate(messages):
-        dicts, at = _explode_one(m)
+        span = known[1].get(id(m)) if known else None
+        if span is None:
+            dicts, at = _explode_one(m)
+        else:
+            dicts, at = (
+                known[0][0][span[0] : span[1]],
+                [j for _, j in known[0][1][span[0] : span[1]]],
+            )
         out.extend(dicts)
         src.extend((k, j) for j in at)
     return out, src
+
+
+def _dicts_of(messages, dicts: list, src: list) -> tuple:
+    """An explosion of `messages` and where each message's dicts stand in it (id(message) ->
+    (first, end)): a request that holds the same message objects reads as the same dicts, which
+    the guard finds by identity."""
+    spans: dict[int, tuple[int, int]] = {}
+    for i, (k, _) in enumerate(src):
+        key = id(messages[k])
+        spans[key] = (spans[key][0], i + 1) if key in spans else (i, i + 1)
+    return (dicts, src), spans
 
 
 def _explode_one(m) -> tuple[list[dict], list]:
@@ -121,44 +141,6 @@ def _explode_one(m) -> tuple[list[dict], list]:
     if isinstance(m, ModelResponse):
         return [_response(m)], [None]
     return [_part(p) for p in m.parts], list(range(len(m.parts)))
-
-
-def _parts_of(m) -> tuple:
-    """What a message's dicts rest on, by identity: its parts and each part's content."""
-    return tuple(x for p in m.parts for x in (p, getattr(p, "content", None)))
-
-
-class _Kept:
-    """One conversation's messages as dicts and their reading, kept between a trim's calls: a
-    message seen last call, its parts and their contents the same objects, keeps its dicts (so
-    the reading of the history, `Reading`, knows them); any other is exploded again. A part
-    changed in place under the same content object is not seen to change."""
-
-    def __init__(self):
-        self.reading = Reading()
-        self._memo: dict[int, tuple] = {}  # id(message) -> (message, what it rests on, dicts)
-
-    def explode(self, messages) -> tuple[list[dict], list[tuple]]:
-        """`explode(messages)`, each message's dicts the ones of its last call where it is the same."""
-        out, src, memo, now = [], [], self._memo, {}
-        for k, m in enumerate(messages):
-            hit = memo.get(id(m))
-            rests = _parts_of(m)
-            if (
-                id(m) in now
-                or hit is None
-                or hit[0] is not m
-                or len(hit[1]) != len(rests)
-                or not all(map(operator.is_, hit[1], rests))
-            ):
-                hit = (m, rests, _explode_one(m))
-            if id(m) not in now:
-                now[id(m)] = hit
-            dicts, at = hit[2]
-            out.extend(dicts)
-            src.extend((k, j) for j in at)
-        self._memo = now  # only this call's messages: what the next call can know
-        return out, src
 
 
 def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
@@ -171,7 +153,14 @@ def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
 
     def flush():
         nonlocal parts, base
-        if parts:
+        if (
+            parts
+            and base is not None
+            and len(parts) == len(base.parts)
+            and all(map(operator.is_, parts, base.parts))
+        ):
+            out.append(base)  # every part of the request, in order: the request itself
+        elif parts:
             req = base if base is not None else ModelRequest(parts=[])
             out.append(dataclasses.replace(req, parts=parts))
         parts, base = [], None
@@ -200,37 +189,22 @@ def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
     return out
 
 
-def _key(d: dict):
-    return (d["role"], d.get("tool_call_id"), d.get("content"), repr(d.get("tool_calls")))
-
-
-CODEC = Codec(
-    "openai",
-    _key,
-    lambda cid, name: {
-        "role": "tool",
-        "tool_call_id": cid,
-        "name": name,
-        "content": stub_text(cid, name),
-    },
-)
+CODEC = WIRE["openai"]  # the request parts as OpenAI chat dicts
 
 
 @dataclass
 class ClosureHistory(AbstractCapability):
     """Trim the model's request to `max_tokens` (approximate tokens) without orphaning a tool
-    call, a tool return or a handle. Per `conversation_id` (the `conversations` used last), the
-    messages' reading is kept between calls, so a call reads only what the conversation added."""
+    call, a tool return or an id. `handle_re`: what else counts as an id
+    (`workbench.closure.logs.flow`)."""
 
     max_tokens: int = 8000
     strategy: str = "last"
-    conversations: int = 64
+    handle_re: str | None = None
     records: Records = field(default_factory=Records, compare=False)
-    _kept: Conversations = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         settings(self.max_tokens, self.strategy)
-        self._kept = Conversations(self.conversations, _Kept)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -238,29 +212,25 @@ class ClosureHistory(AbstractCapability):
 
     async def before_model_request(self, ctx, request_context):
         t0 = time.perf_counter()
-        with paused_gc():  # a dict a part: the collector's passes would cost as much again
-            msgs = list(request_context.messages)
-            kept = self._kept.get(getattr(ctx, "conversation_id", None))
-            if kept is None:
-                dicts, src = explode(msgs)
-                log = None
-            else:  # a conversation: what it added since the last call is read, the rest kept
-                dicts, src = kept.explode(msgs)
-                log = kept.reading(dicts, CODEC)
-            t = trim(dicts if log is None else log, "openai", self.max_tokens, self.strategy)
-            out = [dicts[i] for i in t.kept]
-            if t.tombstones:
-                out.insert(0, {"role": "system", "content": note(t.tombstones)})
-            src_of = {id(d): s for d, s in zip(dicts, src, strict=True)}
-            request_context.messages = rebuild(msgs, out, src_of)
+        msgs = list(request_context.messages)
+        dicts, src = explode(msgs)
+        t = trim(dicts, "openai", self.max_tokens, self.strategy, self.handle_re)
+        out = [dicts[i] for i in t.kept]
+        if t.tombstones:
+            out.insert(0, {"role": "system", "content": note(t.tombstones)})
+        src_of = {id(d): s for d, s in zip(dicts, src, strict=True)}
+        request_context.messages = rebuild(msgs, out, src_of)
         self.records.add(trim_record(t, len(self.records) + 1, time.perf_counter() - t0))
         return request_context
 
 
 def _seen_key(m) -> tuple:
-    """A pydantic-ai message read back from storage is known by its kind and timestamp, then
-    equality (not by its run: pydantic-ai stamps that on a response after the hooks saw it)."""
-    return (getattr(m, "kind", None), getattr(m, "timestamp", None))
+    """A pydantic-ai message read back from storage is known by its kind, its timestamp and its
+    first part's (a request may carry none of its own), then equality (not by its run:
+    pydantic-ai stamps that on a response after the hooks saw it)."""
+    parts = getattr(m, "parts", None) or ()
+    first = getattr(parts[0], "timestamp", None) if parts else None
+    return (getattr(m, "kind", None), getattr(m, "timestamp", None), first)
 
 
 @dataclass
@@ -277,6 +247,7 @@ class ClosureGuard(AbstractCapability):
     mode: str = "repair"
     max_tokens: int | None = None
     conversations: int = 64
+    handle_re: str | None = None
     records: Records = field(default_factory=Records, compare=False)
     _seen: Conversations = field(init=False, compare=False, repr=False)
 
@@ -303,10 +274,10 @@ class ClosureGuard(AbstractCapability):
         seen = self._store(ctx)
         if seen is not None:
             full_msgs = list(seen.merge(full_msgs))
-        edited, esrc = explode(msgs)
         full, fsrc = explode(full_msgs)
+        edited, esrc = explode(msgs, _dicts_of(full_msgs, full, fsrc))
         g = guard(edited, full, CODEC, mode=self.mode, max_tokens=self.max_tokens,
-                  call=len(self.records) + 1)  # fmt: skip
+                  call=len(self.records) + 1, pattern=self.handle_re)  # fmt: skip
         self.records.add(g.record)
         if g.record.action == "guard: closed":
             return request_context

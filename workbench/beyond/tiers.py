@@ -40,12 +40,12 @@ def log_scenario(log: Log, name: str) -> Scenario | None:
     msgs = [m for m in log.messages if m.role != "system" and m.text.strip()]
     if not msgs:
         return None
-    h = log.handles()
+    flow = log.flow()
     bid = {m.index: f"m{m.index}" for m in msgs}
     needs: dict[int, list[int]] = {}
     for m in msgs:
         if m.role == "assistant":
-            ps = sorted({p for _, p in h.needed(m.index) if p in bid and p != m.index})
+            ps = [p for p in flow.needs(m.index) if p in bid and p != m.index]
             if ps:
                 needs[m.index] = ps
     if not needs:

@@ -71,12 +71,13 @@ def cmd_check(args) -> int:
     patterns = _patterns(args)
     if fmt != "workbench":
         log = L.load(args.window, fmt)
-        rep = L.check(log, patterns=patterns)
+        rep = L.check(log, pattern=args.handle_re)
         if args.json:
-            _print_json({"log": str(args.window), "format": log.format, **rep.to_dict()})
+            _print_json({"log": str(args.window), "format": log.format,
+                         "warnings": list(log.warnings), **rep.to_dict()})  # fmt: skip
         else:
             print(f"log {args.window}: {log.format}, {len(log.messages)} messages")
-            print(*rep.lines(), sep="\n")
+            print(*(f"warning: {w}" for w in log.warnings), *rep.lines(), sep="\n")
         return 0 if rep.closed else 1
     spans = C.load_spans(args.window)
     if args.budget is None:
@@ -169,9 +170,10 @@ def cmd_trim(args) -> int:
         args.max_tokens,
         keep_system=args.keep_system,
         strategy=args.strategy,
-        patterns=_patterns(args),
+        pattern=args.handle_re,
     )
     print(f"log {args.log}: {log.format}, {len(log.messages)} messages; budget {args.max_tokens}")
+    print(*(f"warning: {w}" for w in log.warnings), sep="\n", end="\n" if log.warnings else "")
     if not any(m.role != "system" for m in log.messages):
         if t.over_budget:
             print(
@@ -246,7 +248,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="closure_command", required=True)
 
     def handle_rules(c):
-        c.add_argument("--handle-re", type=regex((0, 1)), default=HANDLE_RE)
+        c.add_argument(
+            "--handle-re",
+            type=regex((0, 1)),
+            default=HANDLE_RE,
+            help="what else counts as an id (group 1, if any, is the id); in an agent log every "
+            "value a call takes from an earlier result or a person's message counts anyway, and "
+            "'' adds nothing (default: the closure note's run|job|sess|doc_<hex>)",
+        )
         c.add_argument(
             "--definition-re",
             type=regex((1,)),

@@ -50,7 +50,7 @@ def test_logs(seeds=range(3), turns: int = 60) -> list[tuple[str, str, list, obj
 
 
 def _row(name, source, log: Log, fraction, budget, method, kept, patterns, **extra):
-    rep = check(log, kept, patterns=patterns)
+    rep = check(log, kept, pattern=patterns)
     return {
         "log": name,
         "source": source,
@@ -107,7 +107,7 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
                 if fmt == "langchain" and langchain_available():
                     for label, kw in LC_SETTINGS.items():
                         rows.append(_row(*args, label, _langchain(log, budget, kw), patterns))
-                t = trim_log(log, budget, patterns=patterns)
+                t = trim_log(log, budget, pattern=patterns)
                 rows.append(
                     _row(*args, "closure-safe (ours)", list(t.kept), patterns)
                     | {

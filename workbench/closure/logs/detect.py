@@ -10,7 +10,9 @@ from workbench.closure.logs.readers import ANTHROPIC_CALLS, lc_blocks, lc_serial
 def _anthropic_block(t) -> bool:
     """A content block type only Anthropic writes: calls, results, thinking."""
     return isinstance(t, str) and (
-        t in ANTHROPIC_CALLS or t.endswith("tool_result") or t in ("thinking", "redacted_thinking")
+        t in ANTHROPIC_CALLS
+        or t.endswith("tool_result")
+        or t in ("thinking", "redacted_thinking", "compaction")
     )
 
 
@@ -85,9 +87,9 @@ def dialect(m) -> tuple[str, str] | None:
         isinstance(t, str)
         and t != "message"
         and (
-            t in ("reasoning", "item_reference")
+            t in ("reasoning", "item_reference", "compaction")
             or t.endswith("_call")
-            or t.endswith("_call_output")
+            or t.endswith("_output")
         )
     ):
         return "responses", "type"
@@ -150,42 +152,12 @@ def detect(obj) -> str:
     return "openai"
 
 
-def _plain_responses(m: dict) -> bool:
-    """A Responses item `dialect` reads as Responses by its type alone (no LangChain key)."""
-    t = m.get("type")
-    if type(t) is not str or "data" in m or "lc" in m:
-        return False
-    if t == "message":  # not an Anthropic response object: no text or Anthropic blocks
-        c = m.get("content")
-        return type(c) is str or (
-            type(c) is list
-            and all(type(b) is dict and b.get("type") in _RESPONSES_PARTS for b in c)
-        )
-    return t.endswith("_call") or t.endswith("_call_output") or t in ("reasoning", "item_reference")
-
-
-_RESPONSES_PARTS = frozenset({"input_text", "output_text"})
-
-
-def _plain_openai(m: dict) -> bool:
-    """A chat message with string content and no type: `dialect` says OpenAI or anyone's."""
-    return type(m.get("content")) is str and "type" not in m and "data" not in m and "lc" not in m
-
-
-# per format, a short test of a message `dialect` cannot read as another format (`no_mixing`
-# skips it); a test says False where it cannot tell, and the full check runs
-_PLAIN = {"responses": _plain_responses, "openai": _plain_openai}
-
-
 def no_mixing(obj, fmt: str) -> None:
     """A log read as one format whose message is written in another mixes formats."""
     msgs = (
         obj.get("input" if fmt == "responses" else "messages", []) if isinstance(obj, dict) else obj
     )
-    plain = _PLAIN.get(fmt)
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
-        if plain is not None and type(m) is dict and plain(m):
-            continue  # the usual shape of the format: `dialect` says it is `fmt`'s or anyone's
         if not isinstance(m, dict):  # a LangChain object is LangChain's, but for its content,
             if fmt != "langchain":  # which the LangChain reader checks (`_lc_message`)
                 raise err(f"a LangChain message object in a log read as {fmt}", i)

@@ -1,14 +1,17 @@
 """Agent logs in their wire formats, read as `Message`s and written back in the shape they came in.
 
 Formats (each fixture under tests/fixtures/logs is written from the provider's documented wire
-format):
+format, and `../shared/reallogs` holds requests real providers answered):
 
 - `openai`: chat completions, a message list or a request body `{"model", "messages", ...}`:
   `assistant.tool_calls[]` of type `function` (`function.name / arguments`) or `custom`
   (`custom.name / input`), `tool` messages with `tool_call_id`; the legacy
   `assistant.function_call` answered by a `function` message; `developer` counts as system.
 - `anthropic`: Messages, a request body `{"system"?, "messages", ...}` or its list: `tool_use`
-  blocks `{id, name, input}`, `tool_result` blocks `{tool_use_id, content}` in the next user turn.
+  blocks `{id, name, input}`, `tool_result` blocks `{tool_use_id, content}` in the next user turn;
+  server tools (`server_tool_use`, `mcp_tool_use`) answered in the assistant's own turn, or not at
+  all in a turn the server paused (the last one); a `system` turn among the messages; a
+  `compaction` block, which stands for the turns it replaced.
 - `langchain`: `messages_to_dict` output `[{"type", "data"}]` (ai, human, system, tool, function,
   chat and their chunk types), `langchain_core.load.dumpd` output
   `[{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs"}]` (what LangSmith and
@@ -16,20 +19,20 @@ format):
   state), or LangChain message objects.
 - `responses`: the OpenAI Responses API, an item list or a request body `{"input", ...}`:
   `message` items, `function_call` / `custom_tool_call` items with `call_id`, their `*_output`
-  items, `reasoning` items; any other `*_call` item with a `call_id` pairs with its `*_call_output`.
+  items, `reasoning` items; any other `*_call` item with a `call_id` pairs with the `*_output`
+  item of that `call_id` (`tool_search_call` with `tool_search_output`); an item the server
+  executed (`"execution": "server"`) needs no output; calls and outputs whose `call_id` is null
+  pair by order; a `compaction` item stands for what it replaced.
 
-`workbench.closure.logs.rules` checks what makes a log no valid request, each as one error naming
-the message and the field: a call id used twice, a second result for a call, a result for an id no call has, a result
-before its call, the provider's order rules (OpenAI: a call's results right after it; Anthropic:
-a user turn first, turns alternating, every `tool_result` in the user turn right after its
-`tool_use`, before any other block of that turn), and a log that mixes formats.
+`workbench.closure.logs.rules` pairs the calls and results (a call id used again after its call
+was answered is another call) and checks what makes a log no valid request.
 """
 
 from __future__ import annotations
 
 import json
 
-from workbench.closure.logs.logtypes import Log, Message, err, text_of
+from workbench.closure.logs.logtypes import Log, Messages, err, media_of, text_of
 
 FORMATS = ("openai", "anthropic", "langchain", "responses")
 LC_TYPES = {
@@ -93,31 +96,34 @@ def _body(obj, key):
     return None, obj
 
 
-LEGACY = "function_call@"  # the ids `_Legacy` gives, which pair by order
+ORDER = "@"  # the ids `ByOrder` gives (a wire id never starts with it), which pair by order
 
 
-class _Legacy:
-    """Calls without ids (OpenAI's legacy `function_call`): each gets the id `function_call@i`
-    and is answered by the next function result."""
+class ByOrder:
+    """Calls without ids (OpenAI's legacy `function_call`, a Responses item whose `call_id` is
+    null): each gets the id `@kind:i` and is answered by the next result of its kind."""
 
     def __init__(self):
-        self.open: list[str] = []
-        self.used = False
+        self.open: dict[str, list[str]] = {}
 
-    def call(self, i: int) -> str:
-        self.used = True
-        cid = f"{LEGACY}{i}"
-        self.open.append(cid)
+    def call(self, i: int, kind: str = "function") -> str:
+        cid = f"{ORDER}{kind}:{i}"
+        self.open.setdefault(kind, []).append(cid)
         return cid
 
-    def answer(self, i: int, fld: str) -> str:
-        if not self.open:
+    def answer(self, i: int, fld: str, kind: str = "function", required: bool = True):
+        """The oldest open call of `kind`; with none, an error if the result needs one, else
+        None (a result that stands alone)."""
+        waiting = self.open.get(kind)
+        if waiting:
+            return waiting.pop(0)
+        if required:
             raise err(
                 "a function result with no function_call before it (a result for an unknown call)",
                 i,
                 fld,
             )
-        return self.open.pop(0)
+        return None
 
 
 # an OpenAI chat role -> the kind of message it is (a legacy `function` result is a tool result)
@@ -126,66 +132,22 @@ OPENAI_KINDS = {"system": "system", "developer": "system", "user": "user",
 
 
 def read_openai(obj) -> Log:
-    """OpenAI chat completions (a list or a request body); the common shapes on a short path that
-    reads them as the full path does (`_openai_message`, which names what is wrong)."""
+    """OpenAI chat completions (a list or a request body)."""
     body, messages = _body(obj, "messages")
-    out, legacy = [], _Legacy()
-    append = out.append
-    none = ()  # one shared empty tuple for no calls / no answers
+    order, out = ByOrder(), Messages()
     for i, m in enumerate(messages):
-        if type(m) is dict and "function_call" not in m:
-            role, content = m.get("role"), m.get("content")
-            # a legacy function result is paired by order (`_Legacy`): the full path's
-            kind = OPENAI_KINDS.get(role) if type(role) is str and role != "function" else None
-            if kind is not None and (content is None or type(content) is str):
-                tcs = m.get("tool_calls")
-                if kind == "tool":
-                    cid = m.get("tool_call_id")
-                    if type(cid) is str and not tcs:
-                        append(Message(i, "tool", content or "", none, [cid], m))
-                        continue
-                elif not tcs:
-                    append(Message(i, kind, content or "", none, none, m))
-                    continue
-                else:
-                    short = _openai_short_calls(tcs)
-                    if short is not None:
-                        calls, args = short
-                        text = "\n".join(x for x in [content, *args] if x)
-                        append(Message(i, kind, text, calls, none, m))
-                        continue
-        append(_openai_message(i, m, legacy))
-    return Log("openai", out, body=body, by_order=legacy.used)
+        _openai_message(out, i, m, order)
+    return Log("openai", out, body=body)
 
 
-def _openai_short_calls(tcs):
-    """(calls, argument texts) of well-formed `function` tool calls, else None."""
-    if type(tcs) is not list:
-        return None
-    calls, args = [], []
-    for tc in tcs:
-        if type(tc) is not dict:
-            return None
-        cid, fn = tc.get("id"), tc.get("function")
-        if type(cid) is not str or type(fn) is not dict or tc.get("type", "function") != "function":
-            return None
-        name, a = fn.get("name"), fn.get("arguments") or ""
-        if type(name) is not str or type(a) is not str:
-            return None
-        calls.append((cid, name))
-        args.append(a)
-    return calls, args
-
-
-def _openai_message(i: int, m, legacy: _Legacy) -> Message:
-    """One OpenAI chat message, every shape, naming what is wrong."""
+def _openai_message(out: Messages, i: int, m, order: ByOrder) -> None:
     if not isinstance(m, dict):
         raise err("must be an object", i)
     role = _need(m, "role", str, i)
     if role not in OPENAI_KINDS:
         raise err(f"unknown role {role!r}", i, "role")
     calls, args = [], []
-    for k, tc in enumerate(m.get("tool_calls") or []):
+    for k, tc in enumerate(m.get("tool_calls") or ()):
         cid = _need(tc, "id", str, i, f"tool_calls[{k}].id")
         kind = tc.get("type", "function")
         if kind not in ("function", "custom"):
@@ -198,24 +160,28 @@ def _openai_message(i: int, m, legacy: _Legacy) -> Message:
             raise err("must be a string", i, f"tool_calls[{k}].{kind}.{key}")
         calls.append((cid, name))
         args.append(a)
-    if isinstance(m.get("function_call"), dict) and role == "assistant":
-        fc = m["function_call"]
-        calls.append((legacy.call(i), _need(fc, "name", str, i, "function_call.name")))
+    fc = m.get("function_call")
+    if isinstance(fc, dict) and role == "assistant":
+        calls.append((order.call(i), _need(fc, "name", str, i, "function_call.name")))
         args.append(fc.get("arguments") or "")
-    answers = []
+    answers = ()
     if role == "tool":
-        answers = [_need(m, "tool_call_id", str, i)]
+        answers = (_need(m, "tool_call_id", str, i),)
     elif role == "function":
         _need(m, "name", str, i)
-        answers = [legacy.answer(i, "name")]
-    text = "\n".join(x for x in [text_of(m.get("content"), i, "content"), *args] if x)
-    return Message(i, OPENAI_KINDS[role], text, calls, answers, m)
+        answers = (order.answer(i, "name"),)
+    content = m.get("content")
+    text = content if isinstance(content, str) else text_of(content, i, "content")
+    if args:
+        text = "\n".join(x for x in [text, *args] if x)
+    out.add(OPENAI_KINDS[role], text, tuple(calls), answers, m, tuple(args), media_of(content))
 
 
 # Anthropic blocks that are calls: a client `tool_use` (its `tool_result` in the next user turn),
 # and the server-run `server_tool_use` / `mcp_tool_use`, answered in the same assistant turn by a
 # `*_tool_result` (`web_search_tool_result`, `mcp_tool_result`, ...)
 ANTHROPIC_CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
+ANTHROPIC_ROLES = ("user", "assistant", "system")
 
 
 def read_anthropic(obj) -> Log:
@@ -224,112 +190,85 @@ def read_anthropic(obj) -> Log:
     system = body.get("system") if body is not None else None
     if system is not None:
         text_of(system, None, "system")
-    out = []
+    out, compactions, server = Messages(), [], []
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
             raise err("must be an object", i)
         role = _need(m, "role", str, i)
-        if role not in ("user", "assistant"):
-            raise err(f"must be 'user' or 'assistant', got {role!r}", i, "role")
+        if role not in ANTHROPIC_ROLES:
+            raise err(f"must be 'user', 'assistant' or 'system', got {role!r}", i, "role")
         content = _need(m, "content", (str, list), i)
-        calls, answers, said = [], [], False
-        for k, b in enumerate(content if isinstance(content, list) else []):
+        calls, args, answers, said = [], [], [], False
+        for k, b in enumerate(content if isinstance(content, list) else ()):
             t = b.get("type") if isinstance(b, dict) else None
             if t in ANTHROPIC_CALLS:
-                calls.append(
-                    (
-                        _need(b, "id", str, i, f"content[{k}].id"),
-                        _need(b, "name", str, i, f"content[{k}].name"),
-                    )
-                )
+                cid = _need(b, "id", str, i, f"content[{k}].id")
+                calls.append((cid, _need(b, "name", str, i, f"content[{k}].name")))
+                args.append(b.get("input", {}))
+                if t != "tool_use":
+                    server.append((i, cid))
             elif isinstance(t, str) and t.endswith("tool_result"):
                 if t != "tool_result" and role != "assistant":
                     raise err(f"a {t} block belongs in the assistant turn", i, f"content[{k}].type")
                 answers.append(_need(b, "tool_use_id", str, i, f"content[{k}].tool_use_id"))
+            elif t == "compaction":
+                compactions.append(i)
             elif role == "user" and t == "text" and b.get("text", "").strip():
                 said = True  # a person's words beside the results: the person's turn
         if isinstance(content, str) and content.strip():
             said = True
         # a user turn of tool results only is a tool message; one where the person also writes
-        # is the person's turn (its results still pair with the call before it); an assistant
-        # turn holding what a server-run tool returned defines handles, as a result does
-        kind = role
-        if answers and (role == "assistant" or not said):
+        # is the person's turn (its results still pair with the call before it); in an assistant
+        # turn, what a server-run tool returned defines ids, as a result does
+        kind, given = role, None
+        if role == "assistant" and (answers or compactions[-1:] == [i]):
+            # what the server's tools returned, and what a compaction says of the turns it
+            # replaced: they define ids, as a result does
+            given = text_of([b for b in content if isinstance(b, dict) and (
+                str(b.get("type")).endswith("tool_result") or b.get("type") == "compaction")],
+                i, "content")  # fmt: skip
+        elif answers and not said:
             kind = "tool"
-        out.append(Message(i, kind, text_of(content, i, "content"), calls, answers, m))
-    return Log("anthropic", out, system, body)
+        out.add(kind, text_of(content, i, "content"), tuple(calls), tuple(answers), m,
+                tuple(args), media_of(content), given)  # fmt: skip
+    # a server tool the last turn calls and does not answer: the server paused the turn, and
+    # the request that sends it back lets the server go on (no result is the client's to send)
+    last = len(out) - 1
+    done = set(out.answers[last]) if out else set()
+    paused = frozenset(c for i, c in server if i == last and c not in done)
+    return Log("anthropic", out, system, body, server=paused, compactions=tuple(compactions))
 
 
 def _lc_call(tc, i, where: str):
-    """(id, name, argument text) of a LangChain tool call or tool-call chunk (the slow path,
-    which names what is wrong)."""
+    """(id, name, arguments) of a LangChain tool call or tool-call chunk, naming what is wrong."""
     if not isinstance(tc, dict) or not isinstance(tc.get("id"), str):
         raise err("missing required field" if not isinstance(tc, dict) or "id" not in tc
                   else "must be a str", i, f"{where}.id")  # fmt: skip
     if not isinstance(tc.get("name"), str):
         raise err("missing required field" if "name" not in tc else "must be a str", i,
                   f"{where}.name")  # fmt: skip
-    a = tc.get("args", {})
-    return tc["id"], tc["name"], a if isinstance(a, str) else repr(a)
+    return tc["id"], tc["name"], tc.get("args", {})
 
 
 def read_langchain(dicts) -> Log:
-    """LangChain `messages_to_dict` output, or LangChain message objects (read through their
-    fields, without a dump: one pass, no copy; the common shapes on a short path)."""
+    """LangChain `messages_to_dict` output, `dumpd` entries, or LangChain message objects (read
+    through their fields, without a dump)."""
     body = None
     if isinstance(dicts, dict) and isinstance(dicts.get("messages"), list):
         body, dicts = dicts, dicts["messages"]  # a state: its other keys are kept on writing
     if not isinstance(dicts, list):
         raise err("a LangChain dump is a list of {type, data} objects")
-    out, legacy = [], _Legacy()
-    append = out.append
-    none = ()  # one shared empty tuple for no calls / no answers: fewer objects for the collector
+    order, out = ByOrder(), Messages()
     for i, d in enumerate(dicts):
-        data = None if type(d) is dict else getattr(d, "__dict__", None)
-        if data is not None:  # an object: the short path when its shape is the usual one
-            kind, content = data.get("type"), data.get("content")
-            if type(content) is str:
-                if kind == "tool":
-                    cid = data.get("tool_call_id")
-                    if type(cid) is str:
-                        append(Message(i, "tool", content, none, (cid,), d))
-                        continue
-                elif kind == "human" or kind == "system":
-                    append(
-                        Message(i, "user" if kind == "human" else "system", content, none, none, d)
-                    )
-                    continue
-                elif (
-                    kind == "ai"
-                    and not data.get("additional_kwargs")
-                    and not data.get("invalid_tool_calls")
-                ):
-                    tcs = data.get("tool_calls")
-                    if not tcs:
-                        append(Message(i, "assistant", content, none, none, d))
-                        continue
-                    calls = _lc_short_calls(tcs)
-                    if calls is not None:  # the text (content, arguments) is joined when used
-                        append(Message(i, "assistant", (content, tcs), calls, none, d))
-                        continue
-        append(_lc_message(i, d, legacy))
-    return Log("langchain", out, body=body, by_order=legacy.used)
+        _lc_message(out, i, d, order)
+    return Log("langchain", out, body=body)
 
 
-def _lc_short_calls(tcs):
-    """The (id, name) calls of an AI message whose tool calls are well-formed dicts, else None."""
-    calls = []
-    for tc in tcs:
-        if type(tc) is not dict:
-            return None
-        cid, name = tc.get("id"), tc.get("name")
-        if type(cid) is not str or type(name) is not str:
-            return None
-        calls.append((cid, name))
-    return calls
+def _arg_text(a) -> str:
+    return a if isinstance(a, str) else repr(a if a is not None else {})
 
 
-def _lc_message(i: int, d, legacy: _Legacy) -> Message:
+def _lc_message(out: Messages, i: int, d, order: ByOrder) -> None:
     """One LangChain message, every shape (dumps and objects), naming what is wrong."""
     if lc_serialized(d):
         pre = "kwargs."
@@ -354,13 +293,9 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
         # a ChatMessage may carry any speaker ("critic"): a message like a person's, which no
         # call answers and which is no system prompt
         role = CHAT_ROLES.get(r, "chat")
-    calls, parts = [], []
+    calls, args = [], []
     content = data.get("content")
-    if isinstance(content, str):
-        if content:
-            parts.append(content)
-    else:
-        parts.append(text_of(content, i, f"{pre}content"))
+    text = content if isinstance(content, str) else text_of(content, i, f"{pre}content")
     if role == "assistant":
         tcs = data.get("tool_calls") or []
         key = "tool_calls"
@@ -369,14 +304,14 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
         for k, tc in enumerate(tcs):
             cid, name, a = _lc_call(tc, i, f"{pre}{key}[{k}]")
             calls.append((cid, name))
-            parts.append(a)
+            args.append(a)
         # a call whose arguments did not parse is still a call the model made: the provider
         # wants it answered (an agent answers it with an error), so it pairs like the others
         for tc in data.get("invalid_tool_calls") or []:
             if isinstance(tc, dict) and isinstance(tc.get("id"), str):
                 name = tc.get("name")
                 calls.append((tc["id"], name if isinstance(name, str) else "invalid_tool_call"))
-                parts.append(tc.get("args") if isinstance(tc.get("args"), str) else "")
+                args.append(tc.get("args") if isinstance(tc.get("args"), str) else "")
         extra = data.get("additional_kwargs") or {}
         if not calls and isinstance(extra.get("tool_calls"), list):
             # an older dump: the calls only in OpenAI's shape, where langchain-core reads them
@@ -386,19 +321,20 @@ def _lc_message(i: int, d, legacy: _Legacy) -> Message:
                 calls.append((_need(tc, "id", str, i, f"{where}.id"),
                               _need(fn, "name", str, i, f"{where}.function.name")))  # fmt: skip
                 a = fn.get("arguments")
-                parts.append(a if isinstance(a, str) else "")
+                args.append(a if isinstance(a, str) else "")
         fc = extra.get("function_call")
         if isinstance(fc, dict) and not calls:
             where = f"{pre}additional_kwargs.function_call.name"
-            calls.append((legacy.call(i), _need(fc, "name", str, i, where)))
-            parts.append(fc.get("arguments") or "")
-    answers = []
+            calls.append((order.call(i), _need(fc, "name", str, i, where)))
+            args.append(fc.get("arguments") or "")
+    answers = ()
     if role == "tool" and (kind != "chat" or data.get("tool_call_id")):
-        answers = [_need(data, "tool_call_id", str, i, f"{pre}tool_call_id")]
+        answers = (_need(data, "tool_call_id", str, i, f"{pre}tool_call_id"),)
     elif role == "function":
-        answers, role = [legacy.answer(i, f"{pre}name")], "tool"
-    text = parts[0] if len(parts) == 1 else "\n".join(x for x in parts if x)
-    return Message(i, role, text, calls, answers, d)
+        answers, role = (order.answer(i, f"{pre}name"),), "tool"
+    if args:
+        text = "\n".join(x for x in [text, *map(_arg_text, args)] if x)
+    out.add(role, text, tuple(calls), answers, d, tuple(args), media_of(content))
 
 
 def read_responses(obj) -> Log:
@@ -420,14 +356,14 @@ def read_responses(obj) -> Log:
     system = body.get("instructions") if body is not None else None
     if system is not None and not isinstance(system, str):
         raise err("must be a string", None, "instructions")
-    out = []
+    out, order, server, compactions = Messages(), ByOrder(), [], []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             raise err("must be an object", i)
         kind = it.get("type", "message")
         if not isinstance(kind, str):
             raise err("must be a string", i, "type")
-        calls, answers = [], []
+        calls, args, answers = [], [], []
         if kind == "message":
             role = _need(it, "role", str, i)
             if role not in RESPONSES_MESSAGE_ROLES:
@@ -439,17 +375,26 @@ def read_responses(obj) -> Log:
             text = "\n".join(
                 text_of(it.get(k) or [], i, k) for k in ("summary", "content") if it.get(k)
             )
-        elif kind.endswith("_call_output"):
+        elif kind == "compaction":  # stands for the items it replaced, as a system note would
+            role, text = "system", ""
+            compactions.append(i)
+        elif kind.endswith("_output") and "call_id" in it:
             role = "tool"
-            answers = [_need(it, "call_id", str, i)]
-            out_val = it.get("output", "")
-            if isinstance(out_val, dict):  # an object (a computer_call's screenshot): its JSON
-                text = json.dumps(out_val, ensure_ascii=False)
+            cid = it["call_id"]
+            if cid is None:  # paired by order with the call of its kind
+                of = kind.removesuffix("_output").removesuffix("_call")
+                cid = order.answer(i, "call_id", of, required=False)
+            elif not isinstance(cid, str):
+                raise err("must be a string or null", i, "call_id")
+            answers = (cid,) if cid is not None else ()
+            out_val = it.get("output", it.get("tools", ""))
+            if isinstance(out_val, dict | list) and not _parts(out_val):
+                text = json.dumps(out_val, ensure_ascii=False)  # (a screenshot, a tool list)
             else:
                 text = out_val if isinstance(out_val, str) else text_of(out_val, i, "output")
         elif kind.endswith("_call") and "call_id" not in it and (inline := _inline_output(it)):
             # a call the server ran, its output in the same item (mcp_call, file_search_call,
-            # code_interpreter_call): what it returned defines handles, as a result does
+            # code_interpreter_call): what it returned defines ids, as a result does
             role, text = "tool", inline
         elif kind.endswith("_call"):
             role = "assistant"
@@ -458,18 +403,33 @@ def read_responses(obj) -> Log:
                 name = it.get("name") if isinstance(it.get("name"), str) else kind
                 if kind in ("function_call", "custom_tool_call"):
                     name = _need(it, "name", str, i)
-                calls = [(_need(it, "call_id", str, i), name)]
+                cid = it["call_id"]
+                if cid is None:
+                    cid = order.call(i, kind.removesuffix("_call"))
+                elif not isinstance(cid, str):
+                    raise err("must be a string or null", i, "call_id")
+                if it.get("execution") == "server":
+                    server.append(cid)  # the server ran it: no output is the client's to send
+                calls = [(cid, name)]
                 a = it.get("arguments", it.get("input", ""))
-                text = a if isinstance(a, str) else json.dumps(a)
+                args = [a]
+                text = a if isinstance(a, str) else json.dumps(a, ensure_ascii=False)
         else:  # other items (web search results, item references ...): carried, not paired
             role, text = "assistant", ""
-        out.append(Message(i, role, text, calls, answers, it))
+        out.add(role, text, tuple(calls), tuple(answers), it, tuple(args),
+                media_of(it.get("content", it.get("output"))))  # fmt: skip
     carried = ()
     if body is not None and (body.get("previous_response_id") or body.get("conversation")):
         # a continuation: its outputs may answer calls of the stored response, not of this input
-        called = {cid for m in out for cid, _ in m.calls}
-        carried = tuple(m.index for m in out if m.answers and m.answers[0] not in called)
-    return Log("responses", out, system, body, key="input", carried=carried)
+        called = {cid for calls in out.calls for cid, _ in calls}
+        carried = tuple(k for k, a in enumerate(out.answers) if a and a[0] not in called)
+    return Log("responses", out, system, body, key="input", carried=carried,
+               server=frozenset(server), compactions=tuple(compactions))  # fmt: skip
+
+
+def _parts(v) -> bool:
+    """Is `v` a list of content parts (each an object with a `type`)?"""
+    return isinstance(v, list) and all(isinstance(p, dict) and "type" in p for p in v)
 
 
 def _inline_output(it: dict) -> str:

@@ -1,6 +1,6 @@
 """Writing a kept subset of an agent log back in the shape it was read: a list stays a list, a
 body keeps every other key, each kept message unchanged except that the typed tombstones join the
-system preamble (and Anthropic turns that a cut makes adjacent are merged, as the API would)."""
+system preamble (Anthropic turns a cut makes adjacent stay apart: the API merges them)."""
 
 from __future__ import annotations
 
@@ -31,33 +31,16 @@ def _note_in_user_turn(msg: dict, note: str) -> dict:
     return {**msg, "content": [*blocks[:at], {"type": "text", "text": note}, *blocks[at:]]}
 
 
-def _merge_turns(msgs: list) -> list:
-    """Anthropic turns with consecutive same-role turns merged (what the API does with them),
-    so a trimmed log still alternates; a merged user turn keeps its tool_result blocks first."""
-    out = []
-    for m in msgs:
-        if out and out[-1]["role"] == m["role"]:
-            a, b = out[-1]["content"], m["content"]
-            a = [{"type": "text", "text": a}] if isinstance(a, str) else list(a)
-            b = [{"type": "text", "text": b}] if isinstance(b, str) else list(b)
-            merged = a + b
-            merged.sort(key=lambda x: not (isinstance(x, dict) and x.get("type") == "tool_result"))
-            out[-1] = {**out[-1], "content": merged}
-        else:
-            out.append(m)
-    return out
-
-
 def write(log: Log, kept, tombstones=()):
     """The kept messages in the log's own shape (a list stays a list, a body keeps every other
     key), each unchanged except that the typed tombstones (one JSON object a line) join the
     system preamble: the system message, the top-level system or instructions, or a new system
     message; an Anthropic list without one carries them in its first user turn."""
     note = "\n".join(json.dumps(t) for t in tombstones)
-    msgs = [log.messages[i].raw for i in sorted(kept)]
+    raws = log.messages.raw
+    msgs = [raws[i] for i in sorted(kept)]
     fmt = log.format
     if fmt == "anthropic":
-        msgs = _merge_turns(msgs)
         if log.body is None:
             if note and msgs:
                 msgs[0] = _note_in_user_turn(msgs[0], note)
@@ -97,7 +80,7 @@ def _input(log: Log, msgs: list):
     """A Responses body's input as it was: a string input (read as one user message) stays a
     string while that message is all there is."""
     given = log.body.get("input")
-    if isinstance(given, str) and len(msgs) == 1 and msgs[0] is log.messages[0].raw:
+    if isinstance(given, str) and len(msgs) == 1 and msgs[0] is log.messages.raw[0]:
         return given
     return msgs
 

@@ -7,11 +7,7 @@ the policy under test. A driver returns (one person's turn -> None, the records 
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
-import uuid
-import weakref
 from typing import Any
 
 from agents import Agent as SdkAgent
@@ -29,10 +25,9 @@ from langchain.agents.middleware import (
     SummarizationMiddleware,
 )
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, messages_from_dict, trim_messages
+from langchain_core.messages import AIMessage, HumanMessage, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from openai.types.responses import (
@@ -43,7 +38,6 @@ from openai.types.responses import (
 from pydantic_ai import Agent as PydAgent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
-    ModelRequest,
     ModelResponse,
     SystemPromptPart,
     TextPart,
@@ -53,48 +47,19 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import FunctionModel
 
-from workbench.agents import for_langchain, for_openai_agents, for_pydantic_ai, provider
-from workbench.agents.world import HANDLE, Seen
-from workbench.closure.logs import loggen
+from workbench.agents import for_langchain, for_openai_agents, for_pydantic_ai
+from workbench.agents.bench import judge
+from workbench.agents.bench.hooks import run_sync
+from workbench.agents.bench.policies import Policy
+from workbench.agents.bench.world import HANDLE, SYSTEM, Seen
 from workbench.closure.logs.compare import LC_SETTINGS
 
-SYSTEM = "You run data jobs for the analytics team. Use the tools; keep answers short."
 DESCRIBE = {
     "submit_job": "Submit the job for a task; returns its id.",
     "poll_job": "Poll a job by its id; a job is ready once polled.",
     "fetch_result": "Fetch a ready job's result by its id.",
     "read_notes": "Read the team's notes on a topic.",
 }
-
-
-def run_sync(coro):
-    """Run a coroutine to the end, also where an event loop already runs (a notebook's kernel):
-    then on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-def awaiter():
-    """A function awaiting coroutines on one event loop of its own, kept while the function is, as
-    a framework awaits its hooks: inside a loop that runs on, not a new one per call
-    (`asyncio.run`, which on Python 3.11 also formats the repr of what the coroutine returned
-    when it puts the SIGINT handler back: ~10 ms for a request of 10^4 items, the bench's cost,
-    not the hook's). Where a loop already runs (a notebook's kernel): `run_sync`."""
-    loop = asyncio.new_event_loop()
-
-    def run(coro):
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return loop.run_until_complete(coro)
-        return run_sync(coro)
-
-    weakref.finalize(run, loop.close)
-    return run
 
 
 def _tool_functions(tally):
@@ -114,10 +79,6 @@ def _tool_functions(tally):
     for f in fns:
         f.__doc__ = DESCRIBE[f.__name__]
     return fns
-
-
-def _strategy(policy: str) -> str:
-    return "last" if policy == "closure last" else "relevance"
 
 
 def _call_id(tally) -> str:
@@ -174,34 +135,31 @@ def _lc_view(messages) -> list[Seen]:
     return out
 
 
-def langchain_driver(policy: str, budget: int, window: int, tally):
+def langchain_driver(policy: Policy, budget: int, window: int, tally):
     def respond(messages):
-        problems = provider.langchain_problems(messages, window)
+        problems = judge.langchain_problems(messages, window)
         d = tally.request(_lc_view(messages), problems, list(messages), "langchain")
         if d.tool is None:
             return AIMessage(d.text)
         return AIMessage("", tool_calls=[{"id": _call_id(tally), "name": d.tool, "args": d.args}])
 
-    ours = []
-    mw: list = []
-    base = policy.replace(" + guard", "")
-    if base.startswith("closure"):
-        ours.append(for_langchain.ClosureMiddleware(max_tokens=budget, strategy=_strategy(base),
-                                                    persist=base.endswith("persist")))  # fmt: skip
-        mw = ours[:]
-    elif base == "trim_messages":
-        mw = [TrimMessagesHook(budget)]
-    elif base == "trim_messages (last)":
-        mw = [TrimMessagesHook(budget, "langchain (last, include_system)")]
-    elif base == "summarization":
-        summarizer = FakeSummarizer(messages=iter(()))
-        mw = [SummarizationMiddleware(summarizer, trigger=("tokens", budget),
-                                      keep=("tokens", budget // 2))]  # fmt: skip
-    elif base == "clear tool uses":
-        mw = [ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=budget, keep=2)])]
-    if policy.endswith("+ guard"):
-        ours.append(for_langchain.ClosureGuard(max_tokens=budget))
-        mw.append(ours[-1])
+    editors = {
+        "none": lambda: [],
+        "closure": lambda: [for_langchain.ClosureMiddleware(
+            max_tokens=budget, strategy=policy.strategy, persist=policy.persist)],
+        "trim_messages": lambda: [TrimMessagesHook(budget)],
+        "trim_messages (last)": lambda: [TrimMessagesHook(budget,
+                                                          "langchain (last, include_system)")],
+        "summarization": lambda: [SummarizationMiddleware(
+            FakeSummarizer(messages=iter(())), trigger=("tokens", budget),
+            keep=("tokens", budget // 2))],
+        "clear tool uses": lambda: [ContextEditingMiddleware(
+            edits=[ClearToolUsesEdit(trigger=budget, keep=2)])],
+    }  # fmt: skip
+    mw = editors[policy.editor]()
+    if policy.guard:
+        mw.append(for_langchain.ClosureGuard(max_tokens=budget))
+    ours = [m for m in mw if hasattr(m, "records")]
     tools = [StructuredTool.from_function(f) for f in _tool_functions(tally)]
     model = ScriptedChat(messages=iter(()), respond=respond)
     agent = create_agent(model, tools, system_prompt=SYSTEM, middleware=mw,
@@ -244,7 +202,7 @@ class ScriptedModel(SdkModel):
                            handoffs, tracing, **kwargs):  # fmt: skip
         items = input if isinstance(input, list) else [{"role": "user", "content": input}]
         items = [for_openai_agents._plain(x) for x in items]
-        problems = provider.responses_problems(items, self.window)
+        problems = judge.responses_problems(items, self.window)
         body = (
             {"input": items, "instructions": system_instructions} if system_instructions else items
         )
@@ -277,24 +235,23 @@ class KeepLastItems:
         )
 
 
-def openai_agents_driver(policy: str, budget: int, window: int, tally):
-    ours, flt = [], None
-    settings = None
-    base = policy.replace(" + guard", "")
-    if base.startswith("closure"):
-        flt = for_openai_agents.closure_input_filter(max_tokens=budget, strategy=_strategy(base))
-        ours.append(flt)
-    elif base == "tool output trimmer":
-        flt = ToolOutputTrimmer()
-    elif base == "session limit":
-        settings = SessionSettings(limit=max(4, budget // 50))
-    elif base == "keep last n filter":
-        flt = KeepLastItems(max(4, budget // 50))
-    session = SQLiteSession(f"run-{tally.seed}", session_settings=settings)
-    if policy.endswith("+ guard"):
+def openai_agents_driver(policy: Policy, budget: int, window: int, tally):
+    n = max(4, budget // 50)  # the built-ins' item count at this budget
+    editors = {
+        "none": lambda: None,
+        "closure": lambda: for_openai_agents.closure_input_filter(max_tokens=budget,
+                                                                  strategy=policy.strategy),
+        "tool output trimmer": ToolOutputTrimmer,
+        "session limit": lambda: None,  # the session's own setting, below
+        "keep last n filter": lambda: KeepLastItems(n),
+    }  # fmt: skip
+    flt = editors[policy.editor]()
+    limited = SessionSettings(limit=n) if policy.editor == "session limit" else None
+    session = SQLiteSession(f"run-{tally.seed}", session_settings=limited)
+    if policy.guard:
         # given the session, the guard repairs from its whole store, not only what the SDK sent
         flt = for_openai_agents.ClosureGuard(flt, max_tokens=budget, session=session)
-        ours.append(flt)
+    ours = [flt] if hasattr(flt, "records") else []
     tools = [function_tool(f) for f in _tool_functions(tally)]
     agent = SdkAgent(
         name="jobs", instructions=SYSTEM, model=ScriptedModel(tally, window), tools=tools
@@ -341,25 +298,25 @@ def keep_last(n: int):
     return processor
 
 
-def pydantic_ai_driver(policy: str, budget: int, window: int, tally):
+def pydantic_ai_driver(policy: Policy, budget: int, window: int, tally):
     def respond(messages, info):
-        problems = provider.pydantic_problems(messages, window)
+        problems = judge.pydantic_problems(messages, window)
         dicts = for_pydantic_ai.explode(messages)[0]
         d = tally.request(_pyd_view(messages), problems, dicts, "openai")
         if d.tool is None:
             return ModelResponse(parts=[TextPart(d.text)])
         return ModelResponse(parts=[ToolCallPart(d.tool, d.args, tool_call_id=_call_id(tally))])
 
-    ours, caps = [], []
-    base = policy.replace(" + guard", "")
-    if base.startswith("closure"):
-        ours.append(for_pydantic_ai.ClosureHistory(max_tokens=budget, strategy=_strategy(base)))
-        caps = ours[:]
-    elif base == "keep last n":
-        caps = [ProcessHistory(keep_last(max(3, budget // 60)))]
-    if policy.endswith("+ guard"):
-        ours.append(for_pydantic_ai.ClosureGuard(max_tokens=budget))
-        caps.append(ours[-1])
+    editors = {
+        "none": lambda: [],
+        "closure": lambda: [for_pydantic_ai.ClosureHistory(max_tokens=budget,
+                                                           strategy=policy.strategy)],
+        "keep last n": lambda: [ProcessHistory(keep_last(max(3, budget // 60)))],
+    }  # fmt: skip
+    caps = editors[policy.editor]()
+    if policy.guard:
+        caps.append(for_pydantic_ai.ClosureGuard(max_tokens=budget))
+    ours = [c for c in caps if hasattr(c, "records")]
     agent = PydAgent(FunctionModel(respond), system_prompt=SYSTEM, capabilities=caps,
                      tools=list(_tool_functions(tally)))  # fmt: skip
     history: list = []
@@ -376,159 +333,3 @@ DRIVERS = {
     "openai-agents": openai_agents_driver,
     "pydantic-ai": pydantic_ai_driver,
 }
-
-
-# --- each hook alone, on a long history (make bench) -------------------------------------------
-
-
-def _pyd_messages(dicts: list[dict]) -> list:
-    """pydantic-ai messages of an OpenAI chat log (the generated long conversation)."""
-    out, parts = [], []
-    for d in dicts:
-        if d["role"] == "assistant":
-            if parts:
-                out.append(ModelRequest(parts=parts))
-                parts = []
-            ps = [TextPart(d["content"])] if d.get("content") else []
-            ps += [ToolCallPart(tc["function"]["name"], tc["function"]["arguments"],
-                                tool_call_id=tc["id"]) for tc in d.get("tool_calls") or []]  # fmt: skip
-            out.append(ModelResponse(parts=ps or [TextPart("")]))
-        elif d["role"] == "tool":
-            parts.append(ToolReturnPart("tool", d["content"], tool_call_id=d["tool_call_id"]))
-        elif d["role"] == "system":
-            parts.append(SystemPromptPart(d["content"]))
-        else:
-            parts.append(UserPromptPart(d["content"]))
-    if parts:
-        out.append(ModelRequest(parts=parts))
-    return out
-
-
-class _Request:
-    """The least of a LangChain ModelRequest a hook reads (its messages and system message)."""
-
-    def __init__(self, messages, system_message=None, state=None):
-        self.messages, self.system_message, self.state = messages, system_message, state or {}
-
-    def override(self, **kw):
-        return _Request(kw.get("messages", self.messages),
-                        kw.get("system_message", self.system_message), self.state)  # fmt: skip
-
-
-class _Ctx:
-    """The least of a pydantic-ai RunContext a hook reads: the run's messages and its
-    conversation (pydantic-ai gives every run one, kept across runs of one message history)."""
-
-    def __init__(self, messages, conversation_id="bench"):
-        self.messages, self.conversation_id = messages, conversation_id
-
-
-class _ReqCtx:
-    def __init__(self, messages):
-        self.messages = messages
-
-
-ROUND = 7  # conversation entries of one round of the long conversation (`loggen`)
-
-
-def hooks(n_messages: int, rounds: int = 20) -> dict:
-    """name -> (setup, next, one call) for each of our hooks on the generated long conversation of
-    about `n_messages` messages, at a budget a tenth of its tokens. `setup()` gives a new
-    adapter on that history; `next(state)`, run before each later call and not timed, grows the
-    history by one round (a person's turn, three calls and their results, the reply: the same
-    objects as before, then the new ones, as a running agent's state holds them), at most
-    `rounds` times."""
-    base = loggen.long_conversation(n_messages)
-    conv = loggen.long_conversation(n_messages + ROUND * rounds)  # the same, `rounds` longer
-    ends = [len(base) + ROUND * k for k in range(rounds + 1)]
-    assert conv[: len(base)] == base and len(conv) == ends[-1]
-
-    def lengths(render) -> list[int]:
-        return [len(render(conv[:e])) for e in ends]
-
-    lc, lc_at = messages_from_dict(loggen.to_langchain(conv)), lengths(loggen.to_langchain)
-    for k, m in enumerate(lc):  # a LangGraph state's messages each carry an id (`add_messages`
-        m.id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{k}"))  # gives a uuid4): fixed here
-    rs, rs_at = loggen.to_responses(conv), lengths(loggen.to_responses)
-    pyd = _pyd_messages(loggen.to_openai(conv))
-    pyd_at = lengths(lambda c: _pyd_messages(loggen.to_openai(c)))
-    budget = max(count_tokens_approximately(lc[: lc_at[0]]) // 10, 100)
-    wait = awaiter()  # the async hooks awaited on one loop, as their framework awaits them
-
-    class State:
-        def __init__(self, hook):
-            self.hook, self.k = hook, 0
-
-    def grow(state) -> None:
-        state.k += 1
-        if state.k > rounds:
-            raise ValueError(f"the bench grows a history at most {rounds} rounds")
-
-    def in_thread(call):  # a LangGraph thread, as in an agent with a checkpointer
-        token = var_child_runnable_config.set({"configurable": {"thread_id": "bench"}})
-        try:
-            call()
-        finally:
-            var_child_runnable_config.reset(token)
-
-    def lc_call(st):
-        hist = lc[: lc_at[st.k]]
-        in_thread(lambda: st.hook.wrap_model_call(_Request(hist[1:], hist[0], {"messages": hist}),
-                                                  lambda r: r))  # fmt: skip
-
-    def sdk_call(st):
-        class Data:
-            model_data = for_openai_agents.ModelInputData(input=rs[: rs_at[st.k]],
-                                                          instructions=SYSTEM)  # fmt: skip
-
-        st.hook(Data())
-
-    def pyd_call(st):
-        hist = pyd[: pyd_at[st.k]]
-        wait(st.hook.before_model_request(_Ctx(hist), _ReqCtx(list(hist))))
-
-    def lc_guard_call(st):  # a foreign cut: the oldest third gone, leaving a front orphan; in a
-        hist = lc[: lc_at[st.k]]  # thread: the guard's store takes the state in
-        cut = _Request(hist[len(hist) // 3 :], hist[0], {"messages": hist})
-        in_thread(lambda: st.hook.wrap_model_call(cut, lambda r: r))
-
-    def sdk_session_guard():  # a session limit: the store holds all, the input its newest 2/3
-        st = State(None)
-        st.session = SQLiteSession("bench")
-        wait(st.session.add_items(rs[: rs_at[0]]))
-        st.hook = for_openai_agents.ClosureGuard(session=st.session)
-        st.input = lambda: sdk_session_input(st)  # (what `bench.session_floor` reads too)
-        return st
-
-    def sdk_session_input(st) -> list:  # what the SDK sends under the limit: the newest 2/3
-        hist = rs[: rs_at[st.k]]
-        return hist[len(hist) // 3 :]
-
-    def sdk_session_grow(st):  # the SDK stores the round's items after it, before the next call
-        grow(st)
-        wait(st.session.add_items(rs[rs_at[st.k - 1] : rs_at[st.k]]))
-
-    def sdk_session_call(st):
-        class Data:
-            model_data = for_openai_agents.ModelInputData(input=st.input(), instructions=SYSTEM)
-
-        wait(st.hook(Data()))
-
-    def new(make):
-        return lambda: State(make())
-
-    return {
-        "langchain ClosureMiddleware": (
-            new(lambda: for_langchain.ClosureMiddleware(budget)), grow, lc_call),
-        "langchain ClosureMiddleware (relevance)": (  # the benchmark's `closure`
-            new(lambda: for_langchain.ClosureMiddleware(budget, strategy="relevance")), grow,
-            lc_call),
-        "langchain ClosureGuard (a front cut)": (
-            new(for_langchain.ClosureGuard), grow, lc_guard_call),
-        "openai-agents closure_input_filter": (
-            new(lambda: for_openai_agents.closure_input_filter(budget)), grow, sdk_call),
-        "openai-agents ClosureGuard (a session limit)": (
-            sdk_session_guard, sdk_session_grow, sdk_session_call),
-        "pydantic-ai ClosureHistory": (
-            new(lambda: for_pydantic_ai.ClosureHistory(max_tokens=budget)), grow, pyd_call),
-    }  # fmt: skip

@@ -49,6 +49,7 @@ FILLER = (
 )
 HANDLE = re.compile(HANDLE_RE)
 TOOLS = ("submit_job", "poll_job", "fetch_result", "read_notes")
+SYSTEM = "You run data jobs for the analytics team. Use the tools; keep answers short."
 
 
 def script(seed: int, tasks: int = 3, chatter: float = 1.2) -> list[tuple[str, str, str]]:

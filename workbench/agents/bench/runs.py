@@ -1,10 +1,10 @@
-"""Agents under a budget: the scripted world (`workbench.agents.world`) driven through each
-framework's real agent loop, under our closure adapters and under the framework's own context
-management, at one token budget.
+"""Agents under a budget, a simulation: the scripted world (`workbench.agents.bench.world`) driven
+through each framework's real agent loop, under our closure adapters and under the framework's
+own context management (`policies`), at one token budget.
 
 Per run: the person's turns go in one at a time (a LangChain thread with a checkpointer, an Agents
 SDK session, a pydantic-ai message history); the scripted model reads each request, which the
-provider rules (`workbench.agents.provider`, written apart from the trimmer) judge first: a
+provider rules (`workbench.agents.bench.judge`, written apart from the trimmer) judge first: a
 request a provider would reject ends the run, as a 400 would. Counted: requests rejected, handles
 a request names without its definition (the closure check's orphans), silent corruptions (a
 guessed handle that exists, acted on), loud tool errors, tasks done (fetched from the right job),
@@ -14,37 +14,21 @@ tokens sent, and our hook's own time per call.
 from __future__ import annotations
 
 import json
-import time
-import tracemalloc
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from workbench.agents import drivers, for_openai_agents
+from workbench.agents.bench import drivers
+from workbench.agents.bench.policies import POLICIES, Policy
+from workbench.agents.bench.world import Decision, World, decide, script
 from workbench.agents.core import Records, tokens
-from workbench.agents.world import Decision, World, decide, script
 from workbench.closure.logs import LogError, check, read
-from workbench.closure.logs.trim import RANKER
-from workbench.common.io import paused_gc
 from workbench.common.stats import interval, ratio_interval
 
 # the provider's context window, as a multiple of the budget every policy is given: a little
 # room, as people leave it, for counters that differ in the last few tokens
 WINDOW = 1.1
-POLICIES = {
-    "langchain": ("none", "closure", "closure last", "closure persist", "trim_messages",
-                  "trim_messages + guard", "trim_messages (last)", "trim_messages (last) + guard",
-                  "summarization", "summarization + guard", "clear tool uses",
-                  "clear tool uses + guard"),
-    "openai-agents": ("none", "closure", "closure last", "tool output trimmer", "session limit",
-                      "session limit + guard", "keep last n filter", "keep last n filter + guard"),
-    "pydantic-ai": ("none", "closure", "closure last", "keep last n", "keep last n + guard"),
-}  # fmt: skip
-# ours: "closure" the closure trim by relevance to the person's latest turn (the adapters'
-# `strategy="relevance"`, not their default: a running agent's next step needs what that turn
-# names), "closure last" the adapters' default, the newest turns that fit
-OURS = ("closure", "closure last", "closure persist")
-COLUMNS = ("framework", "policy", "seed", "budget", "calls", "rejected", "rejected_pairing",
+COLUMNS = ("framework", "policy", "kind", "editor", "seed", "budget", "calls", "rejected", "rejected_pairing",
            "orphan_handles",
            "silent", "tool_errors", "guessed", "tasks", "tasks_done", "lost_answers", "tokens_sent",
            "hook_ms")  # fmt: skip
@@ -59,7 +43,7 @@ class Tally:
     """One run's counts, kept by the scripted model and the tools."""
 
     framework: str
-    policy: str
+    policy: Policy
     seed: int
     budget: int
     world: World = field(init=False)
@@ -122,7 +106,8 @@ class Tally:
         c = self.world.counts
         secs = [r.seconds for recs in records for r in recs]
         return {
-            "framework": self.framework, "policy": self.policy, "seed": self.seed,
+            "framework": self.framework, "policy": self.policy.name,
+            "kind": self.policy.kind, "editor": self.policy.editor, "seed": self.seed,
             "budget": self.budget, "calls": self.calls, "rejected": self.rejected,
             "rejected_pairing": self.rejected_pairing,
             "orphan_handles": self.orphan_handles, "silent": c["corrupt"],
@@ -141,7 +126,7 @@ def _drive(turns, one_turn, tally: Tally) -> None:
             return  # a 400 ends the run
 
 
-def run(framework: str, policy: str, seed: int, budget: int, tasks: int = 3) -> dict:
+def run(framework: str, policy: Policy, seed: int, budget: int, tasks: int = 3) -> dict:
     """One scripted run through one framework's loop under one policy."""
     if policy not in POLICIES.get(framework, ()):
         raise ValueError(f"unknown policy {policy!r} for {framework!r}")
@@ -152,15 +137,16 @@ def run(framework: str, policy: str, seed: int, budget: int, tasks: int = 3) -> 
     return tally.row(tasks, records)
 
 
-def sweep(seeds, budgets, frameworks=tuple(POLICIES), policies=None) -> pd.DataFrame:
-    rows = [
-        run(fw, p, s, b)
-        for fw in frameworks
-        for p in (policies or POLICIES[fw])
-        if p in POLICIES[fw]
-        for b in budgets
-        for s in seeds
-    ]
+def sweep(seeds, budgets, frameworks=tuple(POLICIES), names=None, progress=None) -> pd.DataFrame:
+    """Every policy of each framework (those shown as `names`, if given) at each budget over the
+    seeds; `progress(done, total)` is called after each run."""
+    todo = [(fw, p, s, b) for fw in frameworks for p in POLICIES[fw]
+            if names is None or p.name in names for b in budgets for s in seeds]  # fmt: skip
+    rows = []
+    for k, args in enumerate(todo):
+        rows.append(run(*args))
+        if progress is not None:
+            progress(k + 1, len(todo))
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -169,11 +155,13 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     handles, silent corruptions, tasks done (share, with its bootstrap interval over seeds) and
     mean tokens sent per call."""
     out = []
-    for (fw, b, p), g in df.groupby(["framework", "budget", "policy"], sort=False):
+    keys = ["framework", "budget", "policy", "kind", "editor"]
+    for (fw, b, p, kind, editor), g in df.groupby(keys, sort=False):
         done = ratio_interval(g["tasks_done"].to_numpy(), g["tasks"].to_numpy())
         silent = interval(g["silent"].to_numpy())
         out.append({
-            "framework": fw, "budget": b, "policy": p, "runs": len(g),
+            "framework": fw, "budget": b, "policy": p, "kind": kind, "editor": editor,
+            "runs": len(g),
             "rejected": int(g["rejected"].sum()), "rejected_pairing": int(g["rejected_pairing"].sum()),
             "orphan_handles": int(g["orphan_handles"].sum()), "silent": int(g["silent"].sum()),
             "silent_per_run": silent.mean, "silent_lo": silent.lo, "silent_hi": silent.hi,
@@ -185,77 +173,3 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def to_json(df: pd.DataFrame) -> str:
     return json.dumps(df.to_dict(orient="records"), indent=1, default=float)
-
-
-def hook_times(n_messages: int, repeats: int = 11, firsts: int = 5) -> pd.DataFrame:
-    """Each adapter's own time for one model call over a history of `n_messages` (the generated
-    long conversation in the adapter's format, a budget a tenth of its size): a first call
-    (`first_ms`, the median of `firsts`, each by a new adapter with the relevance ranking's kept
-    rows forgotten: nothing kept from an earlier call but the process's token table, shared by
-    every lexical encoding), the median of `repeats` calls after the last of them (`ms`: a
-    running agent's next calls, each on the history grown by one round since the call before),
-    and the peak memory a call allocates, per message of the history."""
-    rows = []
-    for name, (setup, grow, call) in drivers.hooks(n_messages, rounds=repeats + 1).items():
-        cold = []
-        for _ in range(firsts):
-            state = setup()
-            RANKER.forget()
-            t0 = time.perf_counter()
-            call(state)
-            cold.append(time.perf_counter() - t0)
-        cold.sort()
-        first = cold[len(cold) // 2]
-        times = []
-        for _ in range(repeats):
-            grow(state)
-            t0 = time.perf_counter()
-            call(state)
-            times.append(time.perf_counter() - t0)
-        times.sort()
-        grow(state)
-        tracemalloc.start()
-        call(state)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        rows.append({"hook": name, "messages": n_messages, "first_ms": 1000 * first,
-                     "ms": 1000 * times[len(times) // 2],
-                     "peak_bytes_per_message": peak / n_messages})  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-SESSION_GUARD = "openai-agents ClosureGuard (a session limit)"
-
-
-def session_floor(n_messages: int, firsts: int = 5) -> dict:
-    """What the session guard's first call cannot cost less than (its row in `hook_times`: the
-    same store and request): the session's store read whole, as the guard's first call reads it
-    (`Store.items`, through the SDK's `get_items`, the only public read that reaches what a
-    `limit` cut), then one reading and check of the request alone (`read`, `check`: what goes to
-    the model, checked as every guard checks it), nothing repaired. The request has orphans whose
-    calls and definitions only the store holds (some from near its start), so a first call that
-    repairs it reads the store whole. Each part the median of `firsts`, each on a new store;
-    `floor_ms` is their sum."""
-    setup = drivers.hooks(n_messages, rounds=1)[SESSION_GUARD][0]
-    wait = drivers.awaiter()  # one event loop, as the hook's calls are awaited
-    store_ms, check_ms, sizes = [], [], set()
-    for _ in range(firsts):
-        st = setup()
-        store = for_openai_agents.Store(st.session)
-        t0 = time.perf_counter()
-        stored = wait(store.items())
-        t1 = time.perf_counter()
-        request = st.input()
-        with paused_gc():  # as the guard reads and checks
-            t2 = time.perf_counter()
-            check(read(request, "responses"))
-            t3 = time.perf_counter()
-        store_ms.append(1000 * (t1 - t0))
-        check_ms.append(1000 * (t3 - t2))
-        sizes.add((len(stored), len(request), store.whole_reads))
-    ((n_store, n_request, whole),) = sizes
-    store_ms.sort()
-    check_ms.sort()
-    a, b = store_ms[len(store_ms) // 2], check_ms[len(check_ms) // 2]
-    return {"messages": n_messages, "store_items": n_store, "request_items": n_request,
-            "whole_reads": whole, "store_read_ms": a, "read_check_ms": b, "floor_ms": a + b}  # fmt: skip
