@@ -346,7 +346,7 @@ def test_a_guard_given_max_tokens_cuts_a_request_left_over_it_and_says_when_none
     """A filter that passes a growing history whole leaves requests past the window; given
     `max_tokens`, the guard cuts each one over it with the closure trim: within the budget by the
     judge's count, closed, valid ("guard: trimmed"). With a budget no closed request fits, it
-    raises one `ClosureError` saying so instead of sending it."""
+    raises one `NoRoom` (a `ClosureError`) saying so instead of sending it."""
     window = 300
     assert any(not _rs_ok(items, window) for _, items in _sdk_run(None, Script()))
     g = wa.ClosureGuard("openai-agents", max_tokens=window)
@@ -357,7 +357,7 @@ def test_a_guard_given_max_tokens_cuts_a_request_left_over_it_and_says_when_none
         rep = logs.check(logs.read({"input": items, "instructions": instructions}, "responses"))
         assert not rep.orphan_results and not rep.orphan_calls
     assert all(r.tokens_out <= window for r in g.records)
-    with pytest.raises(ClosureError, match="over max_tokens=5, and no closed request"):
+    with pytest.raises(wa.NoRoom, match="over max_tokens=5, and no closed request"):
         _sdk_run(wa.ClosureGuard("openai-agents", max_tokens=5), Script())
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-from workbench.agents.core import ClosureError, Record, Records
+from workbench.agents.core import ClosureError, NoRoom, Record, Records
 
 FRAMEWORKS = ("langchain", "openai-agents", "pydantic-ai")
 ADAPTERS = {
@@ -43,5 +43,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'workbench.agents' has no attribute {name!r}")
 
 
-__all__ = ["ClosureError", "ClosureGuard", "ClosureHistory", "ClosureMiddleware", "Record",
-           "Records", "closure_input_filter"]  # fmt: skip
+__all__ = ["ClosureError", "ClosureGuard", "ClosureHistory", "ClosureMiddleware", "NoRoom",
+           "Record", "Records", "closure_input_filter"]  # fmt: skip

@@ -51,6 +51,11 @@ class ClosureError(RuntimeError):
         self.orphans = tuple(orphans)
 
 
+class NoRoom(ClosureError):
+    """No closed request within `max_tokens` keeps a message besides the system prompt (the last
+    turn a person wrote, with what it needs, does not fit): nothing a provider accepts is left."""
+
+
 @dataclass(frozen=True)
 class Codec:
     """How an adapter sees one framework's request items: the wire format they read as, a key
@@ -184,14 +189,14 @@ def tokens(log: Log) -> int:
 
 
 def trim(obj, fmt: str, max_tokens: int, strategy: str = "last", pattern=None) -> Trimmed:
-    """The closure-safe trim of one request (a message list or body in `fmt`); raises
-    `ClosureError` when no closed request within `max_tokens` keeps a message besides the system
+    """The closure-safe trim of one request (a message list or body in `fmt`); raises `NoRoom`
+    (a `ClosureError`) when no closed request within `max_tokens` keeps a message besides the system
     prompt (a provider takes no request without one)."""
     settings(max_tokens, strategy)
     log = read(obj, fmt)
     t = trim_log(log, max_tokens, strategy=strategy, pattern=pattern)
     if not t.conversation and any(r != "system" for r in log.messages.role):
-        raise ClosureError(
+        raise NoRoom(
             f"at max_tokens={max_tokens} no closed request keeps a message besides the system "
             f"prompt (the request is {tokens(log)} tokens; the last turn a person wrote, with "
             "what it needs, does not fit)"
@@ -285,7 +290,7 @@ def guard(
     kept call uses; what the history lacks is stood in for (a stand-in result for a call, a
     tombstone for an id) or dropped (a result whose call is nowhere). Given `max_tokens`, the
     repaired request is then cut to it by the closure trim ("guard: trimmed"), which raises
-    `ClosureError` when no closed request within it keeps a conversation. Raise mode raises
+    `NoRoom` (a `ClosureError`) when no closed request within it keeps a conversation. Raise mode raises
     `ClosureError` naming every orphan instead of repairing. An id the history itself uses
     before any message defines it is the history's own, left alone. What cannot be made a valid
     request (items out of order) raises `ClosureError` in both modes."""
@@ -331,7 +336,7 @@ def guard(
     if max_tokens is not None and price > max_tokens:  # the one trim cuts it to size
         t = trim_log(final, max_tokens, pattern=pattern, tombstones=tombs)
         if not t.fits:
-            raise ClosureError(
+            raise NoRoom(
                 f"the request to the model is {size} tokens, over max_tokens={max_tokens}, and "
                 "no closed request within it keeps a conversation",
                 found,

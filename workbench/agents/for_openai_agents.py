@@ -107,17 +107,18 @@ class ClosureGuard:
 
     def _check(self, full: list, md) -> ModelInputData:
         edited = [_plain(x) for x in md.input]
-        text = md.instructions  # (priced with the request, as the trim prices them)
-        codec = CODEC if text is None else dataclasses.replace(
-            CODEC, wrap=lambda items: {"input": items, "instructions": text})  # fmt: skip
+        instructions = md.instructions  # (priced with the request, as the trim prices them)
+        codec = CODEC if instructions is None else dataclasses.replace(
+            CODEC, wrap=lambda items: {"input": items, "instructions": instructions})  # fmt: skip
         g = guard(edited, full, codec, mode=self.mode, max_tokens=self.max_tokens,
                   call=len(self.records) + 1, pattern=self.handle_re)  # fmt: skip
         self.records.add(g.record)
-        instructions = md.instructions
-        if g.tombstones:
-            text = note(g.tombstones)
-            instructions = text if not instructions else f"{instructions}\n{text}"
-        return ModelInputData(input=g.items, instructions=instructions)
+        if not g.tombstones:
+            return ModelInputData(input=g.items, instructions=instructions)
+        tombs = note(g.tombstones)
+        return ModelInputData(
+            input=g.items, instructions=f"{instructions}\n{tombs}" if instructions else tombs
+        )
 
 
 def with_store(stored: list, given: list) -> list:

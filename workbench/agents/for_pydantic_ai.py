@@ -112,28 +112,26 @@ def explode(messages, known=None) -> tuple[list[dict], list[tuple]]:
     (`_dicts_of`) whose dicts stand for the same message objects, taken as they are."""
     out, src = [], []
     for k, m in enumerate(messages):
-        span = known[1].get(id(m)) if known else None
+        span = known[2].get(id(m)) if known else None
         if span is None:
             dicts, at = _explode_one(m)
         else:
-            dicts, at = (
-                known[0][0][span[0] : span[1]],
-                [j for _, j in known[0][1][span[0] : span[1]]],
-            )
+            dicts, at = known[0][span], [j for _, j in known[1][span]]
         out.extend(dicts)
         src.extend((k, j) for j in at)
     return out, src
 
 
 def _dicts_of(messages, dicts: list, src: list) -> tuple:
-    """An explosion of `messages` and where each message's dicts stand in it (id(message) ->
-    (first, end)): a request that holds the same message objects reads as the same dicts, which
-    the guard finds by identity."""
-    spans: dict[int, tuple[int, int]] = {}
+    """An explosion of `messages` (dicts, sources) and where each message's dicts stand in it
+    (id(message) -> a slice): a request that holds the same message objects reads as the same
+    dicts, which the guard finds by identity."""
+    first: dict[int, int] = {}
+    end: dict[int, int] = {}
     for i, (k, _) in enumerate(src):
-        key = id(messages[k])
-        spans[key] = (spans[key][0], i + 1) if key in spans else (i, i + 1)
-    return (dicts, src), spans
+        first.setdefault(id(messages[k]), i)
+        end[id(messages[k])] = i + 1
+    return dicts, src, {m: slice(a, end[m]) for m, a in first.items()}
 
 
 def _explode_one(m) -> tuple[list[dict], list]:
@@ -281,15 +279,14 @@ class ClosureGuard(AbstractCapability):
         self.records.add(g.record)
         if g.record.action == "guard: closed":
             return request_context
-        src_of = {id(d): ("e", s) for d, s in zip(edited, esrc, strict=True)}
-        src_of.update({id(d): ("f", s) for d, s in zip(full, fsrc, strict=True)})
         items = list(g.items)
         if g.tombstones:
             items.insert(0, {"role": "system", "content": note(g.tombstones)})
-        # parts from the request or from the history: rebuild over both message lists
-        both = msgs + full_msgs
-        shift = len(msgs)
-        where = {k: (s[0] if tag == "e" else s[0] + shift, s[1]) for k, (tag, s) in src_of.items()}
+        # parts from the request or from the history: rebuild over both message lists (a dict
+        # the two share is the history's)
+        both, shift = msgs + full_msgs, len(msgs)
+        where = {id(d): s for d, s in zip(edited, esrc, strict=True)}
+        where.update({id(d): (k + shift, j) for d, (k, j) in zip(full, fsrc, strict=True)})
         request_context.messages = rebuild(both, items, where)
         return request_context
 

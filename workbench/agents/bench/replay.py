@@ -32,6 +32,7 @@ from workbench.agents import core, for_langchain
 from workbench.agents.bench import judge
 from workbench.closure.logs import read
 from workbench.closure.logs.compare import LC_SETTINGS
+from workbench.closure.logs.writers import note_in_user_turn
 
 FRACTIONS = (0.25, 0.5, 0.75)
 WINDOW = 1.1  # the provider's context window, as a multiple of the budget (as in `runs`)
@@ -67,7 +68,7 @@ def ours(obj, fmt: str, budget: int):
     message besides the system prompt)."""
     try:
         return core.trim(obj, fmt, budget).output
-    except core.ClosureError:
+    except core.NoRoom:
         return None
 
 
@@ -78,8 +79,8 @@ def keep_last(obj, fmt: str, budget: int):
     log = read(obj, fmt)
     cost = [core.approx_tokens(m) for m in log.messages]
     used = core.tokens(log) - sum(cost)  # the top-level system
-    head = [k for k, m in enumerate(log.messages) if m.role == "system" and k == m.index
-            and all(x.role == "system" for x in log.messages[:k])]  # fmt: skip
+    roles = log.messages.role
+    head = list(range(next((k for k, r in enumerate(roles) if r != "system"), len(roles))))
     used += sum(cost[k] for k in head)
     tail = []
     for k in range(len(items) - 1, len(head) - 1, -1):
@@ -133,10 +134,8 @@ def _guarded(cut: Cut, history, fmt: str, budget: int):
     closed request within the budget keeps the person's turn)."""
     try:
         return _guard(cut, history, fmt, budget)
-    except core.ClosureError as e:
-        if "no closed request" in str(e):  # (the guard's refusal)
-            return None
-        raise
+    except core.NoRoom:
+        return None
 
 
 def _guard(cut: Cut, history, fmt: str, budget: int):
@@ -174,8 +173,8 @@ def _wire_note(body, items, fmt: str, note: str):
     if fmt == "responses" and body is not None:
         text = body.get("instructions")
         return {**body, "instructions": note if not text else f"{text}\n{note}"}, items
-    if fmt == "anthropic":
-        return body, items  # (a bare Anthropic list: the note stays with the adapter)
+    if fmt == "anthropic":  # a bare list: in the first user turn, as the trim writes it
+        return body, [note_in_user_turn(items[0], note), *items[1:]] if items else items
     return body, [{"role": "system", "content": note}, *items]
 
 

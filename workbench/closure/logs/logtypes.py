@@ -97,7 +97,7 @@ class Message:
     result's content. `calls` are its calls, (call id, tool name); `args` their arguments as
     written (a JSON string, an object or free text), one per call; `answers` the call ids it
     answers. A call id the log uses again after its first call was answered is read as
-    `id#2`, `id#3`... (`workbench.closure.logs.readers.pair`), so each call has an id of its
+    `id#2`, `id#3`... (`workbench.closure.logs.rules.settle`), so each call has an id of its
     own here while the log keeps the ids it was written with."""
 
     __slots__ = ("index", "role", "text", "calls", "args", "answers", "raw", "media", "given")
@@ -174,10 +174,9 @@ class Log:
     """An agent log in one of the wire formats (`workbench.closure.logs.readers.FORMATS`)."""
 
     format: str
-    messages: list
-    system: object = (
-        None  # a top-level system prompt (Anthropic `system`, Responses `instructions`)
-    )
+    messages: Messages  # (a list of `Message`s is taken too)
+    # a top-level system prompt (Anthropic `system`, Responses `instructions`)
+    system: object = None
     body: dict | None = None  # a request body (its other keys kept on writing), None for a list
     key: str = "messages"  # the body's message list key (`input` for the Responses API)
     # results answering calls the log does not hold, which the provider keeps (a Responses body

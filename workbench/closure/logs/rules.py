@@ -104,7 +104,7 @@ def settle(log: Log, cut: bool = False) -> None:
                 waiting[cid] = (new, i)
                 last_of[cid] = new
                 mine.append((new, name))
-            if any(n > 1 for n in map(times.get, (c for c, _ in msgs.calls[i]))):
+            if mine != list(msgs.calls[i]):
                 msgs.calls[i] = tuple(mine)  # (a call id used again is read as another call)
         if msgs.answers[i]:
             mine = []

@@ -210,9 +210,9 @@ class Plan:
             gone.update(x for x in self.defines.get(b, ()) if x in self.dangling)
         return add, gone
 
-    def price(self, new) -> int:
-        """Tokens of the kept blocks with `new` kept too: the blocks and the tombstones of what
-        they leave dangling."""
+    def price(self, new) -> tuple[int, bool]:
+        """Tokens of the kept blocks with `new` kept too (the blocks and the tombstones of what
+        they leave dangling), and whether any id is left dangling."""
         fresh = [b for b in new if b not in self.kept]
         add, gone = self.delta(fresh)
         tombs = self.tomb_cost + sum(map(self.tcost, add)) - sum(map(self.tcost, gone))

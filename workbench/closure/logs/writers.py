@@ -20,7 +20,7 @@ def _append(content, note: str, part: str = "text"):
     return note
 
 
-def _note_in_user_turn(msg: dict, note: str) -> dict:
+def note_in_user_turn(msg: dict, note: str) -> dict:
     """An Anthropic user turn with the note as a text block after its tool_result blocks."""
     c = msg["content"]
     blocks = [{"type": "text", "text": c}] if isinstance(c, str) else list(c)
@@ -43,7 +43,7 @@ def write(log: Log, kept, tombstones=()):
     if fmt == "anthropic":
         if log.body is None:
             if note and msgs:
-                msgs[0] = _note_in_user_turn(msgs[0], note)
+                msgs[0] = note_in_user_turn(msgs[0], note)
             return msgs
         body = dict(log.body)
         if note:
