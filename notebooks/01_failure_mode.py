@@ -24,14 +24,14 @@
 # along the chain c1 -> c2 -> c3 before and after one hop of DSGC propagation.
 
 # %% tags=["parameters"]
-ENCODER = "lexical"  # lexical | sentence
-TEMPLATE = "role"  # role | profile (targets) | expense | threshold (controls)
-SEED = 3  # any int, at least 0: the generated scenario shown after the worked example
-TOTAL_BLOCKS = 20  # 20 | 50 (any int, at least 5)
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0 (budget C is max(L, ceil(M * L)), L the chain tokens)
-LAMBDA = 1.0  # DSGC propagation weight, at least 0 (the paper: 1.0)
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+ENCODER = "lexical"  # the encoder: lexical | sentence
+TEMPLATE = "role"  # the template of the generated scenario: expense | threshold | role | profile
+SEED = 3  # the generated scenario's seed: an integer from 0
+TOTAL_BLOCKS = 20  # blocks a scenario: at least 5 (the paper: 20 and 50)
+BUDGET_MULTIPLIER = 2.0  # M: at least 1 (budget C is max(L, ceil(M * L)), L the chain's tokens)
+LAMBDA = 1.0  # DSGC's propagation weight: at least 0 (the paper: 1.0)
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

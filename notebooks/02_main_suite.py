@@ -22,13 +22,13 @@
 # shown beside the paper's published figures.
 
 # %% tags=["parameters"]
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0 (the paper: 2.0)
-LAMBDA = 1.0  # DSGC propagation weight, at least 0 (the paper: 1.0)
-TOTAL_BLOCKS = 20  # 20 | 50 (the paper: 20)
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+ENCODERS = "lexical,sentence"  # the encoders: comma-separated, of: lexical, sentence
+SEEDS = 15  # seeds: N (0..N-1) or "A:B", half-open (the paper: 15)
+BUDGET_MULTIPLIER = 2.0  # M, the budget over the chain's tokens: at least 1 (the paper: 2.0)
+LAMBDA = 1.0  # DSGC's propagation weight: at least 0 (the paper: 1.0)
+TOTAL_BLOCKS = 20  # blocks a scenario: at least 5 (the paper: 20 and 50)
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

@@ -23,16 +23,18 @@
 # its displacer named.
 
 # %% tags=["parameters"]
-ENCODER = "lexical"  # lexical | sentence (the paper's Table 3: lexical)
-TEMPLATE = "profile"  # profile | role | expense | threshold (the paper's Table 3: profile)
-POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
-SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); the paper: 15
-SEED = -1  # landscape seed: any int from 0, or -1 for the first failing seed
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0
-LAMBDA = 1.0  # DSGC propagation weight, at least 0
-TOTAL_BLOCKS = 20  # 20 | 50
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+ENCODER = "lexical"  # the encoder: lexical | sentence (the paper's Table 3: lexical)
+TEMPLATE = (
+    "profile"  # the template: expense | threshold | role | profile (the paper's Table 3: profile)
+)
+POLICY = "dsgc"  # the policy traced: similarity | no-graph | dsgc | recency
+SEEDS = 15  # seeds: N (0..N-1) or "A:B", half-open (the paper: 15)
+SEED = -1  # the landscape's seed (-1: the first failing one): a seed from 0, or -1
+BUDGET_MULTIPLIER = 2.0  # M, the budget over the chain's tokens: at least 1 (the paper: 2.0)
+LAMBDA = 1.0  # DSGC's propagation weight: at least 0 (the paper: 1.0)
+TOTAL_BLOCKS = 20  # blocks a scenario: at least 5 (the paper: 20 and 50)
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

@@ -21,19 +21,19 @@
 # error bars (mean +- sample std over seeds) and the paper's published means overlaid.
 
 # %% tags=["parameters"]
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-SEEDS = 15  # N means seeds 0..N-1 (or "A:B", half-open); paper: 15
-LAMBDAS = [0.5, 1.0, 2.0]  # propagation weights, each at least 0 (the paper: 0.5, 1, 2)
+ENCODERS = "lexical,sentence"  # the encoders: comma-separated, of: lexical, sentence
+SEEDS = 15  # seeds: N (0..N-1) or "A:B", half-open (the paper: 15)
+LAMBDAS = [0.5, 1.0, 2.0]  # propagation weights: a list, each at least 0 (the paper: 0.5, 1, 2)
 MULTIPLIERS = [
     1.0,
     1.5,
     2.0,
     3.0,
     5.0,
-]  # budget multipliers M, each at least 1 (the paper: 1, 2, 5)
-SIZES = [20, 50]  # total blocks per scenario, ints from 5 (the paper: 20, 50)
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+]  # budget multipliers M: a list, each at least 1 (the paper: 1, 2, 5)
+SIZES = [20, 50]  # blocks a scenario: a list, each at least 5 (the paper: 20, 50)
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

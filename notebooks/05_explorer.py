@@ -20,17 +20,17 @@
 # change together (how to use it: below the explorer).
 
 # %% tags=["parameters"]
-TEMPLATE = "profile"  # worked | expense | threshold | role | profile
-SEED = 0  # any int from 0 (the slider spans 0-99)
-ENCODER = "lexical"  # lexical | sentence (the page loads the sentence model in the background)
-POLICY = "dsgc"  # dsgc | similarity | no-graph | recency
-BUDGET_MULTIPLIER = 2.0  # M in [1, 5]
-LAMBDA = 1.0  # lambda in [0, 3]
-TAU = 0.25  # softmax temperature tau in (0, 1]
-HOPS = 1  # 1 | 2 | 3 (extra hops damped by 0.5)
-TOTAL_BLOCKS = 20  # 20 | 50
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+TEMPLATE = "profile"  # the scenario: worked | expense | threshold | role | profile
+SEED = 0  # its seed: an integer from 0 (the slider spans 0-99)
+ENCODER = "lexical"  # the encoder: lexical | sentence (sentence loads in the background)
+POLICY = "dsgc"  # the policy: similarity | no-graph | dsgc | recency
+BUDGET_MULTIPLIER = 2.0  # M: 1..5 (the slider's range)
+LAMBDA = 1.0  # lambda: 0..3 (the slider's range)
+TAU = 0.25  # the softmax temperature tau: 0.05..1 (the slider's range)
+HOPS = 1  # hops: 1..3 (the slider's range) (extra hops damped by 0.5)
+TOTAL_BLOCKS = 20  # blocks a scenario: 20 | 50
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

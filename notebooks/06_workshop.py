@@ -33,11 +33,11 @@
 # one checkout.
 
 # %% tags=["parameters"]
-ENCODER = "lexical"  # lexical | sentence
-TEMPLATE = "role"  # role | profile: the target used in parts 1 and 2
-SEED = -1  # any int from 0, or -1 for the first seed where similarity-only fails and DSGC holds
-HOP_SEED = -1  # profile seed for parts 3-4: any int from 0, or -1 for the first seed one hop loses
-BUDGET_MULTIPLIER = 2.0  # M, at least 1.0
+ENCODER = "lexical"  # the encoder: lexical | sentence
+TEMPLATE = "role"  # the target of parts 1 and 2: role | profile
+SEED = -1  # its seed (-1: the first where only DSGC holds): a seed from 0, or -1
+HOP_SEED = -1  # the profile seed of parts 3-4 (-1: the first one hop loses): a seed from 0, or -1
+BUDGET_MULTIPLIER = 2.0  # M: at least 1
 
 # %%
 from workbench.params import settle

@@ -19,20 +19,26 @@
 # **Question:** a pruner that scores spans one by one against the goal can evict the bare result `{"id": "run_8841", "status": "queued"}` and keep the later `poll(run_8841)` that needs it (seed 002). When an agent acts from its own plan and must rebuild each handle from what its window holds, which managers turn silent corruption into loud, recoverable errors, how many jobs still complete, what does closure cost in tokens, does a small eviction margin warn early, and does a real trimmer (langchain-core's `trim_messages`) orphan tool calls and handles on agent logs where a closure-safe trimmer does not?
 
 # %% tags=["parameters"]
-SEED = 0  # any non-negative int: the run drawn in the timeline
-SEEDS = "0:10"  # seeds of the simulated runs: "A:B" (half-open) or N meaning 0:N (10 or more for intervals)
-TURNS = 300  # turns per simulated run: 20..2000 (the issue: 300)
-CAPACITY = 400  # window capacity in tokens: 100..5000
-ENCODER = "lexical"  # "lexical" | "sentence": the relevance scorer's encoder
-MANAGERS = "relevance,gate,atomic,tombstone,dsgc"  # comma-separated subset of managers.MANAGERS, with relevance
-MISSES = [0.1, 0.25, 0.5]  # shares of tombstone restores the store misses (each in (0, 1])
+SEED = 0  # the run drawn in the timeline: an integer from 0
+SEEDS = (
+    "0:10"  # seeds of the simulated runs: N (0..N-1) or "A:B", half-open (10 or more for intervals)
+)
+TURNS = 300  # turns a simulated run: 20..2000
+CAPACITY = 400  # the window's capacity in tokens: 100..5000
+ENCODER = "lexical"  # the relevance scorer's encoder: lexical | sentence
+MANAGERS = "relevance,gate,atomic,tombstone,dsgc"  # the managers: comma-separated, of: relevance, gate, atomic, tombstone, dsgc, with relevance
+MISSES = [0.1, 0.25, 0.5]  # shares of tombstone restores the store misses: a list, each in (0, 1]
 BOOT = 2000  # bootstrap resamples over seeds: 200..10000
-LOG = "../data/logs/submit_poll.jsonl"  # a JSONL span log for the worked example
-WINDOW = "../data/logs/judge_window.jsonl"  # a window with per-span scores and a pinned span
-LOG_SEEDS = "0:3"  # simulated episodes turned into agent logs for the side-by-side
-LOG_TURNS = 60  # turns per episode log: 20..300
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+LOG = "../data/logs/submit_poll.jsonl"  # a JSONL span log for the worked example: a file
+WINDOW = (
+    "../data/logs/judge_window.jsonl"  # a window with per-span scores and a pinned span: a file
+)
+LOG_SEEDS = (
+    "0:3"  # episodes turned into agent logs for the side-by-side: N (0..N-1) or "A:B", half-open
+)
+LOG_TURNS = 60  # turns an episode log: 20..300
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle
@@ -262,7 +268,7 @@ record("story", report.story(run))
 # %% [markdown]
 # ## Agent logs: langchain-core's `trim_messages`, keep-last-N and the closure-safe trimmer
 #
-# The same conversations as OpenAI chat, OpenAI Responses, Anthropic and LangChain logs (rendered by `workbench.closure.logs.loggen`): three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the LangChain form (its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
+# The same conversations as OpenAI chat, OpenAI Responses, Anthropic and LangChain logs (rendered by `workbench.closure.logs.loggen`): three hand-written ones (a job id, an order number and an export path; two parallel training runs and a document; a support ticket) and episodes of the simulated agent. Each is trimmed to 10%, 25%, 50% and 75% of its tokens (approximate count: ceil(characters / 4) + 3 a message) by `trim_messages` on the logs langchain-core reads (the LangChain form, and the OpenAI chat form through its `convert_to_messages`; its documented chat-model setting: `strategy="last", start_on="human", end_on=("human", "tool"), include_system=True, token_counter=count_tokens_approximately`; and plain `strategy="last", include_system=True`), by keeping the last N messages that fit, and by ours (`strategy="last"`). Every result is checked for orphaned calls, results and handles.
 
 # %%
 side = compare.side_by_side(compare.test_logs(seed_range(LOG_SEEDS), LOG_TURNS))

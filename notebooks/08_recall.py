@@ -19,24 +19,22 @@
 # **Question:** when a bounded-memory agent misses the fact a query needs, did *retention* drop it (online, under capacity K, before the query existed) or did *selection* pass it over (top-k among the survivors at query time)? We cross five retention rules with five selection rules on the same seeded episodes (seed 003), always report recall beside retention rate, put the paper's published numbers beside ours, and list every place where ours differ, with the measurement that explains it, in one section at the end.
 
 # %% tags=["parameters"]
-SEED = 0  # any non-negative int
-EPISODES = 300  # episodes per cell: 20..3000 (the paper: 300)
+SEED = 0  # the episodes' seed: an integer from 0
+EPISODES = 300  # episodes a cell: 20..3000 (the paper: 300)
 K = 5  # retention capacity: 1..20 (the paper: 5)
-TOP_K = 3  # items selection exposes: 1..K (the paper: 3)
-DENSITY = 0.3  # distractor density: 0.0..0.9 (the paper: 0.3)
-KS = [2, 3, 5, 10, 20]  # capacities for the memory-pressure curve: ints 1..20
-DENSITIES = [0.1, 0.3, 0.5, 0.7]  # distractor densities for the sweep: 0.0..0.9
+TOP_K = 3  # items selection exposes, at most K: 1..20 (the paper: 3)
+DENSITY = 0.3  # distractor density: 0..0.9 (the paper: 0.3)
+KS = [2, 3, 5, 10, 20]  # capacities for the memory-pressure curve: a list, each 1..20
+DENSITIES = [0.1, 0.3, 0.5, 0.7]  # distractor densities for the sweep: a list, each 0..0.9
 N_BOOT = 2000  # bootstrap resamples of episodes: 200..10000
-SPREAD_SEEDS = 100  # generator seeds for the seed-to-seed spread of RQ1: 2..1000
-REPEATS = [0, 1, 2, 3]  # restated facts per stream for the frequency study: ints 0..6
-READER_URL = (
-    ""  # an OpenAI-compatible endpoint, e.g. "http://127.0.0.1:8080/v1"; "" = oracle reader
-)
-READER_MODEL = "default"  # the model name sent to READER_URL
-SQUAD_PATH = "../tests/fixtures/squad_tiny.json"  # a SQuAD v1.1 JSON file, e.g. dev-v1.1.json
-SQUAD_EPISODES = 150  # SQuAD streams (2 questions each): 10..1000 (the paper: 300 questions)
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+SPREAD_SEEDS = 100  # generator seeds for RQ1's spread: 2..1000
+REPEATS = [0, 1, 2, 3]  # restated facts a stream: a list, each 0..6
+READER_URL = ""  # an OpenAI-compatible reader: "" or an http(s):// address ("": the oracle reader)
+READER_MODEL = "default"  # the model name sent to READER_URL: a name
+SQUAD_PATH = "../tests/fixtures/squad_tiny.json"  # a SQuAD v1.1 JSON file: a file
+SQUAD_EPISODES = 150  # SQuAD streams, 2 questions each: 10..1000 (the paper: 300 questions)
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

@@ -31,13 +31,15 @@
 # with an empty embedding cache), is checked against those tables where they overlap.
 
 # %% tags=["parameters"]
-NS = [300, 1000]  # store sizes run live here (ints from 100; the committed tables reach 10^6)
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-QUERIES = 10  # chains queried per template and store (the committed run: 100)
-SCHEDULER = None  # None (in-process), "local:2" (a LocalCluster), or "tcp://HOST:PORT"
-SEED = 0  # the store's seed
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RECORDED_DIR = "../data/results"  # where the committed measurement tables are read from
+NS = [300, 1000]  # store sizes run live: a list, each at least 100 (the recorded tables reach 10^6)
+ENCODERS = "lexical,sentence"  # the encoders: comma-separated, of: lexical, sentence
+QUERIES = (
+    10  # chains queried a template and store: an integer from 1 to 1e+06 (the recorded run: 100)
+)
+SCHEDULER = None  # where the sweep runs: None (in-process), "local:N" or "tcp://HOST:PORT"
+SEED = 0  # the store's seed: an integer from 0
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RECORDED_DIR = "../data/results"  # the recorded tables read from: a folder
 
 # %%
 from workbench.params import settle

@@ -32,22 +32,28 @@
 # `graph_part`, `induced_part`), the same the recording script runs (`studies.study_tables`).
 
 # %% tags=["parameters"]
-SEEDS = 500  # lexical seeds: N means 0..N-1, or "A:B" (half-open); the issue asks for 500 or more
-ENCODERS = "lexical,sentence"  # comma-separated subset of: lexical, sentence
-SENTENCE_SEEDS = 5  # sentence seeds run live (N or "A:B", inside SEEDS); 500 are recorded below
-SIZES = [20, 50]  # total blocks per scenario (the paper: 20 and 50)
-HOPS = [1, 2, 3, 4]  # propagation hops, each at least 1 (the paper: 1)
-DELTAS = [0.25, 0.5, 0.75, 1.0]  # damping per extra hop, each in (0, 1]
-DROPS = [0.0, 0.25, 0.5, 0.75, 1.0]  # share of true edges dropped, each in [0, 1]
-SPURIOUS = [0, 1, 2, 4, 8]  # spurious edges added (a target has 2 true edges, a control 1)
-RESAMPLES = 2000  # bootstrap resamples per interval
-SEED = 0  # seed of the bootstrap resampling
-RECORDED_DIR = "../data/results"  # where the recorded 500-seed sentence tables are read from
-HANDWRITTEN = "../data/handwritten"  # scenario files written by hand (a README beside each)
-CALIBRATION_DIR = "../data/calibration"  # the inducer's record: each tier's first run
-LOGS = "../data/logs"  # the closure study's agent logs (heldout/ holds the hand-written corpus)
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+SEEDS = 500  # lexical seeds: N (0..N-1) or "A:B", half-open (500 or more for the recorded claims)
+ENCODERS = "lexical,sentence"  # the encoders: comma-separated, of: lexical, sentence
+SENTENCE_SEEDS = 5  # sentence seeds run live, inside SEEDS: 0 (none), N (0..N-1) or "A:B", half-open (500 are recorded)
+SIZES = [20, 50]  # blocks a scenario: a list, each at least 5 (the paper: 20 and 50)
+HOPS = [1, 2, 3, 4]  # propagation hops: a list, each an integer from 1 to 20 (the paper: 1)
+DELTAS = [0.25, 0.5, 0.75, 1.0]  # damping a further hop: a list, each in (0, 1]
+DROPS = [0.0, 0.25, 0.5, 0.75, 1.0]  # shares of true edges dropped: a list, each 0..1
+SPURIOUS = [
+    0,
+    1,
+    2,
+    4,
+    8,
+]  # spurious edges added: a list, each an integer from 0 to 10000 (a target has 2 true edges)
+RESAMPLES = 2000  # bootstrap resamples an interval: at least 1
+SEED = 0  # the bootstrap's seed: an integer from 0
+RECORDED_DIR = "../data/results"  # the recorded tables read from: a folder
+HANDWRITTEN = "../data/handwritten"  # scenario files written by hand: a folder
+CALIBRATION_DIR = "../data/calibration"  # the inducer's record: a folder
+LOGS = "../data/logs"  # the closure study's agent logs: a folder
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle
@@ -145,14 +151,14 @@ Markdown(prose.cost_summary(k1, deeper, depth, max(HOPS)))
 
 # %%
 show_figure(
-    charts.interval_lines(
+    charts.interval_chart(
         studies.khop_frame(k1, DELTA),
         "hops",
-        "hops (0 = similarity-only)",
         "template",
         f"Retention against propagation hops (delta = {DELTA:g})",
         "mean full-chain retention, whiskers: 95% bootstrap interval over seeds "
         f"(lexical: {hi - lo} seeds" + (f"; sentence: {s_hi - s_lo} seeds)" if sentence else ")"),
+        x_title="hops (0 = similarity-only)",
         column="panel",
         colors=charts.TEMPLATE_COLORS,
     ),
@@ -252,13 +258,13 @@ Markdown(prose.graph_summary(vs2, identical, gh2, K))
 # %%
 fig2 = studies.graph_frame(g2, "lexical")
 show_figure(
-    charts.interval_lines(
+    charts.interval_chart(
         fig2,
         "x",
-        "noise level (see row)",
         "setting",
         "Retention on imperfect graphs (lexical encoder)",
         f"mean full-chain retention, whiskers: 95% bootstrap interval over {hi - lo} seeds",
+        x_title="noise level (see row)",
         column="template",
         row="noise",
         colors=charts.setting_colors(fig2.setting),
@@ -446,13 +452,14 @@ fig3["graph"] = fig3.graph.map({"none": "none (similarity-only)"}).fillna(fig3.g
 fig3["setting"] = fig3.setting.str.replace(f" d={DELTA:g}", "", regex=False)
 fig3 = fig3[fig3.encoder == "lexical"].assign(size=lambda t: t.total_blocks.map("{} blocks".format))
 show_figure(
-    charts.interval_bars(
+    charts.interval_chart(
         fig3,
         "graph",
         "setting",
         "Retention on induced graphs (lexical encoder)",
         f"mean full-chain retention, whiskers: 95% bootstrap interval over {hi - lo} seeds; "
         f"delta = {DELTA:g}",
+        bars=True,
         column="template",
         row="size",
         colors=charts.setting_colors(fig3.setting),

@@ -22,12 +22,12 @@
 # LangChain, the OpenAI Agents SDK and pydantic-ai with tasks to finish.
 
 # %% tags=["parameters"]
-SEEDS = "0:30"  # seeds of the scripted runs (part 2), one run per seed and policy: "A:B" or N
-BUDGET = 600  # the token budget every policy is given in part 2 (approximate tokens): 100..5000
-FRAMEWORKS = "langchain,openai-agents,pydantic-ai"  # comma-separated subset
-RECORDED_DIR = "../data/results"  # where the recorded replay and hook timings are read from
-FIGURES_DIR = "../figures"  # figures (a run with other parameters: runs/<run>/figures)
-RESULTS_DIR = "../data/results"  # tables as CSV (a run with other parameters: runs/<run>/results)
+SEEDS = "0:30"  # seeds of part 2's scripted runs: N (0..N-1) or "A:B", half-open
+BUDGET = 600  # the token budget every policy is given in part 2: 100..5000
+FRAMEWORKS = "langchain,openai-agents,pydantic-ai"  # the frameworks: comma-separated, of: langchain, openai-agents, pydantic-ai
+RECORDED_DIR = "../data/results"  # the recorded tables read from: a folder
+FIGURES_DIR = "../figures"  # figures: a folder (another run: runs/<run>/figures)
+RESULTS_DIR = "../data/results"  # tables as CSV: a folder (another run: runs/<run>/results)
 
 # %%
 from workbench.params import settle

@@ -44,7 +44,7 @@ from pydantic_ai.models.function import FunctionModel  # noqa: E402
 
 import workbench.agents as wa  # noqa: E402
 from workbench.agents.bench import drivers, hooks, judge, policies, replay, report, runs, world  # noqa: E402
-from workbench.agents.core import ClosureError, _insert  # noqa: E402
+from workbench.agents.core import ClosureError, insert_at  # noqa: E402
 from workbench.closure import logs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -498,11 +498,11 @@ def test_seen_merges_as_its_rule_says():
     """`Seen.merge`: a message not seen goes after the last known one before it, before the first
     known one when none is before it, at the end when none is known; a copy read back is the
     message seen (by key); each message once."""
-    from workbench.agents.for_pydantic_ai import _seen_key
+    from workbench.agents.for_pydantic_ai import seen_key
     from workbench.agents.history import Seen
 
     a, b, c, d, e = (ModelRequest(parts=[UserPromptPart(x)]) for x in "abcde")
-    seen = Seen(_seen_key)
+    seen = Seen(seen_key)
     assert seen.merge([a, b]) == [a, b]
     assert seen.merge([c]) == [a, b, c]  # nothing known: what follows
     assert seen.merge([d, c]) == [a, b, d, c]  # before the first known one
@@ -606,7 +606,7 @@ def test_bad_settings_are_refused_by_name(make, said):
 
 
 def test_the_guards_merge_puts_each_restored_item_before_the_first_later_one():
-    """`core._insert` (one merge pass) against the rule it states, item by item: each restored
+    """`core.insert_at` (one merge pass) against the rule it states, item by item: each restored
     history item goes before the first item that came later in the history, also when an editor
     reordered or wrote items (no history position)."""
     import random
@@ -629,7 +629,7 @@ def test_the_guards_merge_puts_each_restored_item_before_the_first_later_one():
             at.insert(rng.randint(0, len(at)), None)
         items = ["summary" if s is None else full[s] for s in at]
         adds = sorted(rng.sample(sorted(set(range(40)) - set(present)), rng.randint(0, 6)))
-        assert _insert(at, items, adds, full) == by_rule(at, items, adds, full)
+        assert insert_at(at, items, adds, full) == by_rule(at, items, adds, full)
 
 
 def test_the_replay_of_a_history_judges_every_cut():

@@ -123,7 +123,7 @@ def test_induced_numbers(executed):
         assert rec["edges"][f"lexical/handles/{t}/20"][1] == 0.0
     preds = rec["predictions"]  # only rows that could have come out otherwise
     assert len(preds) == 7 and "a missing edge reduces DSGC to the similarity ranking" not in preds
-    prose_row = "edges can be read from prose, not only from ids"  # issue 32: decided by tier I
+    prose_row = "edges can be read from prose, not only from ids"  # decided by tier I
     assert preds[prose_row] == ("yes" if all(rec["register_bar"].values()) else "no")
     assert set(rec["register_bar"]) == {"lexical/20", "lexical/50", "sentence/20", "sentence/50"}
     hw = rec["handwritten"]  # tier/regime/graph -> [retention, pair precision, pair recall]

@@ -15,7 +15,7 @@ from workbench.agents.bench import judge
 from workbench.cli import main as workbench_main
 from workbench.closure import logs
 from workbench.closure.logs import trim
-from workbench.closure.logs.readers import lc_serialized
+from workbench.closure.logs.formats.langchain import serialized as lc_serialized
 
 CORPUS = Path(__file__).resolve().parents[1] / "data/logs/heldout"
 ROWS = list(csv.DictReader((CORPUS / "expected.csv").open(encoding="utf-8")))

@@ -1,4 +1,4 @@
-"""Closure on agent message logs (issue 11): readers, the log check, the closure-safe trimmer, the
+"""Closure on agent message logs: readers, the log check, the closure-safe trimmer, the
 side-by-side against langchain-core's real trim_messages, the CLI."""
 
 from __future__ import annotations
@@ -712,7 +712,7 @@ def test_the_langchain_counter_prices_a_message_as_langchain_counts_it():
         compare.langchain_counter(Message(0, "user", "hi", (), (), None))
 
 
-# --- issue 33's readers: orphans, roles, refusals by name, server tools, reasoning, a person ---
+# --- the readers: orphans, roles, refusals by name, server tools, reasoning, a person ---
 
 
 HELD = Path(__file__).resolve().parents[1] / "data/logs/heldout"

@@ -1,4 +1,4 @@
-"""Hard edges (issue 14): every hostile input or option is exit 0, 1 or 2 with one line naming
+"""Hard edges: every hostile input or option is exit 0, 1 or 2 with one line naming
 the file or option, never a traceback; outputs are whole or absent; multi-file outputs are
 replaced all together, even when the writer is SIGKILLed between two steps."""
 

@@ -106,7 +106,7 @@ def test_upload_errors_are_the_cli_errors(tmp_path, capsys, monkeypatch):
 
 
 def test_the_explorer_warns_for_what_the_lexical_encoder_and_dsgc_cannot_see(tmp_path):
-    """Issue 32: the same warnings as `workbench evaluate` (one rule, dsgc.unseen), under the
+    """the same warnings as `workbench evaluate` (one rule, dsgc.unseen), under the
     verdict: a query in a script the lexical encoder reads nothing of, DSGC without edges."""
     sc = generate("role", 3)
     blind = replace(sc.with_edges(()), query="Кто может удалить копию?")

@@ -14,7 +14,7 @@ import pytest
 from workbench.beyond.induce import induce_weighted, score_pairs
 from workbench.beyond.mentions import (
     TWO_WAY,
-    _distinct,
+    distinct_names,
     link_pairs,
     mention_links,
     mentions,
@@ -79,9 +79,9 @@ def test_what_numbers_measure_links_a_value_to_its_limit_only_about_the_subject(
     )
     assert "dim:read" not in mentions("Gallery 6 read 58 percent")  # a verb, not a unit
     subject = frozenset({"name:lantern"})
-    assert _distinct(["dim:ticket", "name:lantern"], subject) == ["dim:ticket", "name:lantern"]
-    assert _distinct(["dim:ticket", "term:sold out"], subject) == ["term:sold out"]
-    assert _distinct(["code:ls88", "code:loading sheet#88"], subject) == ["code:ls88"]
+    assert distinct_names(["dim:ticket", "name:lantern"], subject) == ["dim:ticket", "name:lantern"]
+    assert distinct_names(["dim:ticket", "term:sold out"], subject) == ["term:sold out"]
+    assert distinct_names(["code:ls88", "code:loading sheet#88"], subject) == ["code:ls88"]
     texts = [
         "The Lantern Theatre has sold 412 tickets for Saturday.",
         "The Lantern Theatre opens its balcony once sales pass 400 tickets.",
@@ -231,10 +231,10 @@ def test_a_piece_of_a_code_is_no_code_and_a_full_name_is_one_clue_variant_15():
     assert not mentions("consignment QX-40-118 arrived") & mentions("consignment QX-40-181 left")
     # a person's two names, and the pair of words they make, are one clue when the full name is
     shared = sorted(mentions("Tomasz Wierzbicki renewed") & mentions("Tomasz Wierzbicki asked"))
-    assert _distinct(shared, frozenset()) == ["name:tomasz wierzbicki"], shared
+    assert distinct_names(shared, frozenset()) == ["name:tomasz wierzbicki"], shared
     # the bare number of a numbered thing is that thing
     shared = sorted(mentions("covers invoice 2291 in full") & mentions("the invoice 2291 refund"))
-    assert _distinct(shared, frozenset()) == ["code:invoice#2291"], shared
+    assert distinct_names(shared, frozenset()) == ["code:invoice#2291"], shared
 
 
 def test_a_phrase_labelling_another_id_is_no_link_variant_17():
@@ -252,8 +252,8 @@ def test_a_phrase_labelling_another_id_is_no_link_variant_17():
 
 def test_the_querys_subject_links_the_two_facts_about_the_question_variant_16_18():
     """A control's two facts and a distractor all name the query's subject: the two that say
-    something else the query asks are linked (variant 16 gives the subject its weight between
-    them), and a distractor about nothing else the query asks is not (variant 18)."""
+    something else the query asks are linked (the subject gets its weight between
+    them), and a distractor about nothing else the query asks is not."""
     texts = [
         "The Larkspur choir normally rehearses on Wednesday evenings in the chapel.",
         "This week the Larkspur choir rehearses on Thursday instead.",
@@ -266,7 +266,7 @@ def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_1
     """Section 2.2 with its competitors: `Alice booked the large room` shares only Alice with
     the chain's first block; linking them lifted the competitor over the chain's last block (the
     chain was lost, kept on the true edges). Now the induced graph is the true one at full
-    confidence, and each true edge's reverse at TWO_WAY of it (issue 32: mention order alone
+    confidence, and each true edge's reverse at TWO_WAY of it (mention order alone
     cannot decide a direction)."""
     sc = worked_example()
     ((edges, conf),) = induce_weighted([sc], "mentions")
@@ -297,7 +297,7 @@ def test_a_hand_written_tier_is_its_source_laid_out(tier, n, templates):
     assert len({s.template for s in scs}) == templates
 
 
-# --- variant 19 (made on tier E's first run) --------------------------------------------------------
+# --- what tier E's first run changed ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -339,7 +339,7 @@ def test_one_word_of_two_full_names_is_no_link_variant_19():
     assert "term:farmers market" in mentions("the farmers' market is held on the square")
 
 
-# --- variant 20 (made on tier F's first run) --------------------------------------------------------
+# --- what tier F's first run changed ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -362,18 +362,18 @@ def test_what_is_not_an_identifier_or_a_name_variant_20():
     # a mixed-case run of letters and digits is an encoding, not an id (two identical screenshots)
     assert not [m for m in mentions('"image_url": "base64,iVBORw0KGgo="') if "ivbor" in m]
     # a capitalized word only ever first in its sentence is no name; one said inside is
-    from workbench.beyond.mentions import _scenario_mentions
+    from workbench.beyond.mentions import scenario_mentions
 
-    ms, qm = _scenario_mentions(
+    ms, qm = scenario_mentions(
         ["Works listed under schedule Q may start.", "Works under schedule R may not."],
         "May Kestrel start work?",
     )
     assert not any(m.startswith("name:") for m in ms[0] | ms[1]), (ms, qm)
-    ms, _ = _scenario_mentions(["Kestrel Building Ltd was granted a licence."], "Is Kestrel ready?")
+    ms, _ = scenario_mentions(["Kestrel Building Ltd was granted a licence."], "Is Kestrel ready?")
     assert "name:kestrel" in ms[0]
 
 
-# --- variant 21 (made after tier G's first run) -------------------------------------------------------
+# --- what tier G's first run changed ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

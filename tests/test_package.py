@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -284,3 +285,42 @@ def test_the_readmes_agents_table_is_the_committed_summary():
         if line.startswith(tuple(f"| {fw} |" for fw in FRAMEWORKS))
     ]
     assert shown == report.readme_rows(summary)
+
+
+def test_the_architecture_doc_lists_every_module_of_the_tree():
+    """docs/architecture.md's layout block names each folder and its modules as the tree has them."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = doc.split("```\nworkbench/", 1)[1].split("```", 1)[0]
+    listed = {}
+    for line in ("workbench/" + block).strip().splitlines():
+        folder, names = re.split(r"\s{2,}", line.strip())[:2]
+        listed["" if folder == "workbench/" else folder.rstrip("/")] = set(names.split())
+    pkg = ROOT / "workbench"
+    actual = {}
+    for d in [pkg, *(p for p in pkg.rglob("*") if p.is_dir())]:
+        mods = {p.stem for p in d.glob("*.py") if p.stem != "__init__"}
+        if mods:
+            actual["" if d == pkg else d.relative_to(pkg).as_posix()] = mods
+    assert listed == actual
+
+
+def test_no_module_imports_a_private_name_from_another():
+    bad = []
+    for path in [*(ROOT / "workbench").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+                 *(ROOT / "scripts").glob("*.py")]:  # fmt: skip
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workbench"):
+                bad += [f"{path.name}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert bad == []
+
+
+def test_code_carries_no_history_tags():
+    """Which variant or issue a line came from lives in data/calibration/ and the CHANGELOG."""
+    tag = re.compile(r"\b(variants?|issue) \d", re.I)
+    hits = [
+        f"{p.relative_to(ROOT)}:{k}"
+        for p in (ROOT / "workbench").rglob("*.py")
+        for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if tag.search(line)
+    ]
+    assert hits == []

@@ -33,14 +33,65 @@ def tracked_state() -> str:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_parameter_has_a_check_its_default_passes_and_nonsense_fails(name):
+def test_every_parameter_is_declared_its_default_passes_and_nonsense_fails(name):
     base = P.declared(name)
     assert base, name
+    assert list(P.declaration(name).by_name) == list(base)  # the cell is the declaration's
     P.check_values(name, {})  # the committed values pass
     for key in base:
-        assert P.check_for(name, key) is not None, f"{name}: {key} has no check"
         with pytest.raises(P.ParameterError, match=key):
             P.check_values(name, {key: object()})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_parameters_cell_comment_is_the_declaration_s_words(name):
+    nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    decl = P.declaration(name)
+    for key, comment in P.cell_comments("".join(cell["source"])).items():
+        assert comment == decl[key].comment(), f"{name}: {key} (scripts/parameter_cells.py)"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_papermill_reads_every_parameter_of_the_cell(name):
+    """papermill's own reading of the cell (what `papermill --help-notebook` lists) finds every
+    parameter: a comment it cannot parse drops its line with a warning."""
+    from papermill.translators import PythonTranslator
+
+    nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    found = PythonTranslator.inspect({"source": "".join(cell["source"])})
+    assert [p.name for p in found] == list(P.declared(name))
+
+
+def test_one_range_changes_the_check_the_slider_and_the_cell_s_words(monkeypatch):
+    """The explorer's multiplier slider, narrowed in `options.SLIDERS` alone: notebook 05's check,
+    the page's slider and the parameters cell's words all follow."""
+    from workbench.common import options
+    from workbench.explore import explorer
+
+    P.check_values("05_explorer", {"BUDGET_MULTIPLIER": 4.5})
+    before = P.parameters_cell("05_explorer")
+    knob, lo, hi, step = options.SLIDERS["multiplier"]
+    monkeypatch.setitem(options.SLIDERS, "multiplier", (knob, lo, 4.0, step))
+    with pytest.raises(P.ParameterError, match=r"BUDGET_MULTIPLIER must be in \[1, 4\]"):
+        P.check_values("05_explorer", {"BUDGET_MULTIPLIER": 4.5})
+    shown = explorer.controls(explorer.Setting(), {}, None)
+    assert shown["multiplier"]["max"] == 4.0
+    after = P.parameters_cell("05_explorer")
+    assert "M: 1..5" in before and "M: 1..4" in after
+
+
+def test_the_parameters_module_imports_no_engine():
+    """params.py knows notebooks by the module that declares their parameters, imported when
+    a notebook is checked; it imports no engine for its choices."""
+    code = (
+        "import sys, workbench.params; "
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = eval(out.stdout)
+    assert all(m.startswith(("workbench.common", "workbench.params")) for m in loaded), loaded
 
 
 def test_parameters_cell_comes_first_and_settle_right_after():

@@ -1,4 +1,4 @@
-"""Issue 32: graphs read from text as people write it. Every script and its invisible characters,
+"""graphs read from text as people write it. Every script and its invisible characters,
 locale numbers, initials, spaced ids, citations, aliases, short hashes and numbered clauses read
 as one mention each; direction from what a block defines; the query gate that no phrase of the
 query opens; the gated paraphrase link; the warnings for what a run cannot see. The texts here
@@ -91,7 +91,7 @@ def test_a_point_grouped_thousand_is_not_read_as_zero():
 
 
 def test_an_initial_is_not_a_letter_code():
-    """Two people who share an initial ('H.') are not thereby linked (issue 32)."""
+    """Two people who share an initial ('H.') are not thereby linked."""
     assert "code:h" not in mentions("The form was countersigned by H. Okafor on Monday.")
     assert "code:b" in mentions("the shuttle leaves from gate B tomorrow")
 
@@ -276,7 +276,7 @@ def test_evaluate_warns_for_an_unreadable_query_and_for_dsgc_without_edges(tmp_p
 
 
 def test_a_full_name_first_in_its_sentence_names_someone_said_alone_later():
-    """Variant 29: variant 20 dropped every sentence-first capital as no name; a full name is one."""
+    """A sentence-first capital is no name by itself, but a full name is one."""
     texts = [
         "Ottoline Marsh keeps the harbour ledger for the guild.",
         "Ottoline signed off the grain shipment yesterday.",
@@ -286,7 +286,7 @@ def test_a_full_name_first_in_its_sentence_names_someone_said_alone_later():
 
 
 def test_japanese_is_read_as_runs_of_one_script():
-    """Variant 30: no spaces, so a clause was one word and gave no mention."""
+    """Without spaces a clause reads as one word: each run of one script is read instead."""
     ms = mentions("会計はサトウ・ユキ（通称ユッキー）が担当、帳簿の棚は三階にある。")
     assert {"name:サトウ・ユキ", "name:ユキ", "alias:ユッキー", "term:帳簿 棚"} <= ms
     assert "num:4410" in mentions("伝票4410は昨日処理した。")  # a number against kanji

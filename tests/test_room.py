@@ -1,4 +1,4 @@
-"""The room server (issue 18): `make app` serves only the explorer and the workshop, behind a token,
+"""The room server: `make app` serves only the explorer and the workshop, behind a token,
 from one process; a page takes a seat, and its seat is freed when the page closes, goes silent,
 or never connects; past the seats a page is told the room is full and nothing starts; no file is
 written in the checkout. Plain HTTP and websockets against the real server (the browser tests

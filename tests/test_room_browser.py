@@ -1,4 +1,4 @@
-"""Pages of a room at once in a real Chromium (issue 18): five pages (three explorers, two
+"""Pages of a room at once in a real Chromium: five pages (three explorers, two
 workshops) opened together through the room's token links, as `make app` serves them. Every page
 is usable (each explorer answers, one on the seed its link names; each workshop shows every part
 and reveals one), a page that waits says for what with the seconds counting, a page whose
@@ -255,7 +255,7 @@ def test_markup_in_an_uploaded_scenario_stays_text(tmp_path):
 
 
 def test_the_page_warns_for_a_query_the_lexical_encoder_cannot_read(tmp_path):
-    """Issue 32, in Chromium: an uploaded scenario with a Russian query and no edges shows both
+    """In Chromium: an uploaded scenario with a Russian query and no edges shows both
     warnings under the verdict (the rule of `workbench evaluate`, dsgc.unseen), as text."""
     from playwright.sync_api import sync_playwright
 

@@ -1,4 +1,4 @@
-"""The room against a participant who means harm, or whose laptop misbehaves (issue 35): a flood
+"""The room against a participant who means harm, or whose laptop misbehaves: a flood
 and leaving, a flood while another page works, a page that never reads, slow and large requests
 without the token, one address taking every seat, guessing the token, the token in the logs, a
 cookie across a restart, a made-up session id, and what an upload may cost and write. Plain HTTP,

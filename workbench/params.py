@@ -6,8 +6,9 @@ Every paper notebook opens with its `parameters` cell and then calls `settle(NAM
 
 - a name that is not one of the notebook's parameters (`-p SEED 5` for `SEEDS`) is an error that
   names the close match and lists the parameters; a value out of its range is an error naming
-  the parameter and the range (CHECKS holds one check per parameter; a test checks that every
-  notebook parameter has one). Either error is one line (ParameterError renders no traceback);
+  the parameter and the range, checked against the declaration beside the package that runs the
+  notebook (`OWNERS`; `workbench.common.parameters`). Either error is one line (ParameterError
+  renders no traceback);
 - relative paths are read from the notebooks' folder (the defaults are written that way), so
   papermill gives the same run from the repository, from notebooks/ or from /tmp;
 - only the committed parameters write the record (figures/ and data/results/). Any other run
@@ -22,24 +23,17 @@ from __future__ import annotations
 import ast
 import difflib
 import hashlib
+import importlib
 import json
 import os
 import re
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.agents import FRAMEWORKS
-from workbench.closure.window.managers import MANAGERS
-from workbench.common.encoders import ENCODERS
 from workbench.common.io import atomic_write_text
 from workbench.common.notebook import RECORD
-from workbench.common.options import check_choice, check_number, check_slider
-from workbench.common.seeds import parse_seeds
-from workbench.common.sweep import parse_scheduler
-from workbench.dsgc.generator import TEMPLATES
-from workbench.dsgc.policies import POLICIES
+from workbench.common.parameters import Parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -128,188 +122,54 @@ def _bound(name: str) -> set[str]:
     return names
 
 
-# --- one check per parameter -------------------------------------------------------------------
+# --- the declarations, beside the packages that run the notebooks ----------------------------
 
-
-def _number(knob: str, lo=None, hi=None) -> Callable:
-    def check(label, value):
-        value = check_number(knob, value, label)
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ValueError(f"{label} must be in [{lo:g}, {hi:g}]; got {value!r}")
-        return value
-
-    return check
-
-
-def _slider(slider: str) -> Callable:
-    def check(label, value):
-        return check_slider(slider, value, label)
-
-    return check
-
-
-def _choice(choices) -> Callable:
-    def check(label, value):
-        return check_choice(label, value, tuple(choices))
-
-    return check
-
-
-def _names(choices, must: str | None = None) -> Callable:
-    def check(label, value):
-        allowed = tuple(choices)
-        items = [x.strip() for x in value.split(",")] if isinstance(value, str) else None
-        if not items or not all(items) or any(x not in allowed for x in items):
-            raise ValueError(
-                f"{label} must be one or more of {', '.join(allowed)}, comma-separated; "
-                f"got {value!r}"
-            )
-        if must and must not in items:
-            raise ValueError(f"{label} must include {must}; got {value!r}")
-        return value
-
-    return check
-
-
-def _listed(each: Callable) -> Callable:
-    def check(label, value):
-        if not isinstance(value, list | tuple) or not value:
-            raise ValueError(f"{label} must be a non-empty list; got {value!r}")
-        for v in value:
-            each(f"each of {label}", v)
-        return value
-
-    return check
-
-
-def _seeds(label, value):
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError(f"{label} must be N or 'A:B'; got {value!r}")
-    if isinstance(value, int) and value < 1:
-        raise ValueError(f"{label} must be N (seeds 0..N-1, N at least 1) or 'A:B'; got {value}")
-    return _named(label, parse_seeds, value)
-
-
-def _named(label, parse: Callable, value):
-    """`value` if `parse` takes it, else its ValueError with the parameter's name in front."""
-    try:
-        parse(value)
-    except ValueError as e:
-        raise ValueError(f"{label}: {e}") from None
-    return value
-
-
-def _seed_or_first(label, value):
-    if value == -1 and not isinstance(value, bool):
-        return value
-    return _number("seed")(label, value)
-
-
-def _text(label, value):
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{label} must be a non-empty string; got {value!r}")
-    return value
-
-
-def _url(label, value):
-    if value == "" or (isinstance(value, str) and re.match(r"https?://\S+$", value)):
-        return value
-    raise ValueError(f"{label} must be '' or an http(s):// address; got {value!r}")
-
-
-def _scheduler(label, value):
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{label} must be None or a string; got {value!r}")
-    return _named(label, parse_scheduler, value)
-
-
-def _path(kind: str) -> Callable:
-    """A path, relative ones read from notebooks/; an input ('file', 'folder') must exist."""
-
-    def check(label, value):
-        _text(label, value)
-        if kind == "output":
-            return value
-        p = resolve(value)
-        if not (p.is_file() if kind == "file" else p.is_dir()):
-            raise ValueError(f"{label}: no {kind} {value!r} (relative paths start in notebooks/)")
-        return value
-
-    return check
-
-
-_BLOCKS = _number("total_blocks", 5)
-_FRACTION = _number("recall_density", 0.0, 0.9)
-# NAME -> check(label, value), or "NN:NAME" where one notebook gives a name its own range
-CHECKS: dict[str, Callable] = {
-    "ENCODER": _choice(ENCODERS),
-    "ENCODERS": _names(ENCODERS),
-    "TEMPLATE": _choice(TEMPLATES),
-    "05:TEMPLATE": _choice(("worked", *TEMPLATES)),
-    "06:TEMPLATE": _choice(("role", "profile")),
-    "POLICY": _choice(POLICIES),
-    "SEED": _number("seed"),
-    "03:SEED": _seed_or_first,
-    "06:SEED": _seed_or_first,
-    "HOP_SEED": _seed_or_first,
-    "SEEDS": _seeds,
-    "LOG_SEEDS": _seeds,
-    "SENTENCE_SEEDS": lambda label, v: v if v == 0 else _seeds(label, v),
-    "TOTAL_BLOCKS": _BLOCKS,
-    "05:TOTAL_BLOCKS": _choice((20, 50)),
-    "SIZES": _listed(_BLOCKS),
-    "BUDGET_MULTIPLIER": _number("budget_multiplier", 1.0),
-    "05:BUDGET_MULTIPLIER": _slider("multiplier"),
-    "MULTIPLIERS": _listed(_number("budget_multiplier", 1.0)),
-    "LAMBDA": _number("lambda"),
-    "05:LAMBDA": _slider("lam"),
-    "LAMBDAS": _listed(_number("lambda")),
-    "05:TAU": _slider("tau"),
-    "05:HOPS": _slider("hops"),
-    "HOPS": _listed(_number("hops")),
-    "DELTAS": _listed(_number("delta", 1e-9, 1.0)),
-    "DROPS": _listed(_number("drop")),
-    "SPURIOUS": _listed(_number("spurious")),
-    "RESAMPLES": _number("boot", 1),
-    "TURNS": _number("turns", 20, 2000),
-    "CAPACITY": _number("capacity", 100, 5000),
-    "MANAGERS": _names(MANAGERS, must="relevance"),
-    "MISSES": _listed(_number("restore_miss", 1e-9, 1.0)),
-    "BOOT": _number("boot", 200, 10_000),
-    "LOG_TURNS": _number("turns", 20, 300),
-    "EPISODES": _number("episodes", 20, 3000),
-    "K": _number("K", 1, 20),
-    "TOP_K": _number("k", 1, 20),
-    "DENSITY": _FRACTION,
-    "KS": _listed(_number("K", 1, 20)),
-    "DENSITIES": _listed(_FRACTION),
-    "N_BOOT": _number("boot", 200, 10_000),
-    "SPREAD_SEEDS": _number("seed", 2, 1000),
-    "REPEATS": _listed(_number("spurious", 0, 6)),
-    "READER_URL": _url,
-    "READER_MODEL": _text,
-    "SQUAD_EPISODES": _number("episodes", 10, 1000),
-    "NS": _listed(_number("blocks", 100)),
-    "QUERIES": _number("k"),
-    "SCHEDULER": _scheduler,
-    "11:BUDGET": _number("capacity", 100, 5000),
-    "FRAMEWORKS": _names(FRAMEWORKS),
-    "FIGURES_DIR": _path("output"),
-    "RESULTS_DIR": _path("output"),
-    "RECORDED_DIR": _path("folder"),
-    "HANDWRITTEN": _path("folder"),
-    "CALIBRATION_DIR": _path("folder"),
-    "LOGS": _path("folder"),
-    "LOG": _path("file"),
-    "WINDOW": _path("file"),
-    "SQUAD_PATH": _path("file"),
+# notebook -> the module that declares its parameters (`PARAMETERS[name]`), imported when asked
+OWNERS = {
+    "01_failure_mode": "workbench.dsgc.parameters",
+    "02_main_suite": "workbench.dsgc.parameters",
+    "03_trace_diagnostics": "workbench.dsgc.parameters",
+    "04_robustness": "workbench.dsgc.parameters",
+    "05_explorer": "workbench.explore.parameters",
+    "06_workshop": "workbench.explore.parameters",
+    "07_closure": "workbench.closure.window.parameters",
+    "08_recall": "workbench.recall.parameters",
+    "09_scale": "workbench.scale.parameters",
+    "10_beyond_the_paper": "workbench.beyond.parameters",
+    "11_agents": "workbench.agents.bench.parameters",
 }
-# checks across parameters: notebook number -> [(what must hold, the check on all its values)]
-RELATIONS = {"08": [("TOP_K must be at most K", lambda v: v["TOP_K"] <= v["K"])]}
 
 
-def check_for(notebook: str, name: str) -> Callable | None:
-    return CHECKS.get(f"{notebook[:2]}:{name}") or CHECKS.get(name)
+def cell_comments(source: str) -> dict[str, str]:
+    """Each assignment of a parameters cell's source -> the comment on its lines."""
+    import io
+    import tokenize
+
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            lines = range(node.lineno, node.end_lineno + 1)
+            out[node.targets[0].id] = next((comments[k] for k in lines if k in comments), "")
+    return out
+
+
+def parameters_cell(name: str, values: dict | None = None) -> str:
+    """The parameters cell of notebooks/NAME: each declared parameter with its committed value
+    (or `values`') and the declaration's words as its comment."""
+    values = declared(name) if values is None else values
+    return "\n".join(f"{p.name} = {values[p.name]!r}  # {p.comment()}"
+                     for p in declaration(name).params)  # fmt: skip
+
+
+def declaration(name: str) -> Parameters:
+    """The declared parameters of notebooks/NAME (ParameterError for a notebook without one)."""
+    if name not in OWNERS:
+        raise ParameterError(f"no declared parameters for notebook {name!r}")
+    return importlib.import_module(OWNERS[name]).PARAMETERS[name]
 
 
 def resolve(value: str | os.PathLike) -> Path:
@@ -397,17 +257,14 @@ def check_values(name: str, given: dict) -> dict:
     """The committed parameters with `given` over them, each checked (ParameterError if not)."""
     base = declared(name)
     values = base | given
-    for k, v in values.items():
-        check = check_for(name, k)
-        if check is None:
-            raise ParameterError(f"{name}: no check for parameter {k} (workbench.params)")
-        try:
-            check(k, v)
-        except (ValueError, TypeError) as e:
-            raise ParameterError(f"{name}: {e}") from None
-    for message, holds in RELATIONS.get(name[:2], []):
-        if not holds(values):
-            raise ParameterError(f"{name}: {message}")
+    decl = declaration(name)
+    missing = [k for k in values if k not in decl]
+    if missing:
+        raise ParameterError(f"{name}: {missing[0]} is not declared ({OWNERS[name]})")
+    try:
+        decl.check(values, home())
+    except (ValueError, TypeError) as e:
+        raise ParameterError(f"{name}: {e}") from None
     return values
 
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from workbench.closure.logs import Log, LogError, LogReport, Message, approx_tokens, check, read
 from workbench.closure.logs.flow import tombstoned
+from workbench.closure.logs.formats import get
 from workbench.closure.logs.rules import turn_rules, wire_id
 from workbench.closure.logs.trim import (
     STRATEGIES,
@@ -69,62 +70,11 @@ class Codec:
     wrap: Callable[[list], object] = list
 
 
-STUB = (
-    "[no result in context: the context editor cut the result of {name} (call {cid}); call the "
-    "tool again if you need it]"
-)
-
-
-def stub_text(cid: str, name: str) -> str:
-    return STUB.format(cid=cid, name=name)
-
-
-def _json_key(it) -> str:
-    return json.dumps(it, sort_keys=True, default=str)
-
-
-def _responses_key(it: dict):
-    """A Responses item's original: a call or an output by its call id and type (a trimmed output
-    keeps them), an item with an id by it, anything else by its content."""
-    if it.get("call_id"):
-        return ("call", it.get("type"), it["call_id"])
-    if it.get("id"):
-        return ("id", it["id"])
-    return _json_key(it)
-
-
-# the codecs of plain wire items (dicts as a provider takes them): what an adapter of dicts uses
-WIRE = {
-    "openai": Codec(
-        "openai",
-        _json_key,
-        lambda cid, name: {
-            "role": "tool",
-            "tool_call_id": cid,
-            "name": name,
-            "content": stub_text(cid, name),
-        },  # fmt: skip
-    ),
-    "anthropic": Codec(
-        "anthropic",
-        _json_key,
-        lambda cid, name: {
-            "role": "user",
-            "content": [
-                {"type": "tool_result", "tool_use_id": cid, "content": stub_text(cid, name)}
-            ],
-        },
-    ),  # fmt: skip
-    "responses": Codec(
-        "responses",
-        _responses_key,
-        lambda cid, name: {
-            "type": "function_call_output",
-            "call_id": cid,
-            "output": stub_text(cid, name),
-        },  # fmt: skip
-    ),
-}
+def wire(fmt: str) -> Codec:
+    """The codec of plain wire items in `fmt` (dicts as a provider takes them), from the format
+    itself: its key for an item's original, its stand-in result."""
+    f = get(fmt)
+    return Codec(fmt, f.item_key, f.stub)
 
 
 @dataclass
@@ -408,7 +358,7 @@ def _restore(at: list, items: list, hist: Log, req: Log, full: list, pattern):
         if last is not None:
             start.add(plan.block_of[last])
     want = plan.needs(start)
-    if hist.format == "anthropic":  # a conversation starts on a turn a person wrote
+    if get(hist.format).starts_on_user:  # the request must start on a turn a person wrote
         raws = hist.messages.raw
         while True:
             heads = [i for b in want for i in plan.blocks[b] if raws[i].get("role") != "system"]
@@ -425,7 +375,7 @@ def _restore(at: list, items: list, hist: Log, req: Log, full: list, pattern):
     items = [full[s] if s is not None and s in needed and it is not full[s] else it
              for s, it in zip(at, items, strict=True)]  # fmt: skip
     adds = sorted(want - present)
-    at, items = _insert(at, items, adds, full)
+    at, items = insert_at(at, items, adds, full)
     return at, items, len(adds)
 
 
@@ -475,7 +425,7 @@ def _stand_in(at: list, items: list, hist: Log | None, full: list, codec: Codec,
     return at, items, stubbed, sorted(tombs), final
 
 
-def _insert(at: list, items: list, adds: list[int], full: list) -> tuple[list, list]:
+def insert_at(at: list, items: list, adds: list[int], full: list) -> tuple[list, list]:
     """The items with the history's items `adds` (ascending) put back in history order: each
     before the first item that came after it in the history. One merge pass: an item is the first
     after `f` exactly when the running maximum of the history positions first exceeds `f` there."""

@@ -31,11 +31,11 @@ from workbench.agents.core import (
     guard,
     note,
     settings,
-    stub_text,
     trim,
     trim_record,
 )
 from workbench.agents.history import Conversations, Seen
+from workbench.closure.logs.formats.base import stub_text
 
 
 def _key(m):

@@ -21,7 +21,6 @@ import time
 from agents.run_config import ModelInputData
 
 from workbench.agents.core import (
-    WIRE,
     ClosureError,
     Records,
     guard,
@@ -29,6 +28,7 @@ from workbench.agents.core import (
     settings,
     trim,
     trim_record,
+    wire,
 )
 
 
@@ -42,7 +42,7 @@ def _plain(item) -> dict:
     return dump(exclude_unset=True)
 
 
-CODEC = WIRE["responses"]
+CODEC = wire("responses")
 
 
 class closure_input_filter:  # noqa: N801 - used as a function: RunConfig(call_model_input_filter=...)

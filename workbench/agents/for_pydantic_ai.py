@@ -33,7 +33,6 @@ from pydantic_ai.messages import (
 )
 
 from workbench.agents.core import (
-    WIRE,
     ClosureError,
     Records,
     guard,
@@ -41,6 +40,7 @@ from workbench.agents.core import (
     settings,
     trim,
     trim_record,
+    wire,
 )
 from workbench.agents.history import Conversations, Seen
 
@@ -187,7 +187,7 @@ def rebuild(messages, dicts: list[dict], src_of: dict) -> list:
     return out
 
 
-CODEC = WIRE["openai"]  # the request parts as OpenAI chat dicts
+CODEC = wire("openai")  # the request parts as OpenAI chat dicts
 
 
 @dataclass
@@ -222,7 +222,7 @@ class ClosureHistory(AbstractCapability):
         return request_context
 
 
-def _seen_key(m) -> tuple:
+def seen_key(m) -> tuple:
     """A pydantic-ai message read back from storage is known by its kind, its timestamp and its
     first part's (a request may carry none of its own), then equality (not by its run:
     pydantic-ai stamps that on a response after the hooks saw it)."""
@@ -251,7 +251,7 @@ class ClosureGuard(AbstractCapability):
 
     def __post_init__(self):
         settings(self.max_tokens, mode=self.mode)
-        self._seen = Conversations(self.conversations, lambda: Seen(_seen_key))
+        self._seen = Conversations(self.conversations, lambda: Seen(seen_key))
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

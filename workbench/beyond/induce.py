@@ -200,7 +200,7 @@ def knn_threshold(encoder: str) -> float:
 # says that the query does not), when the two are at least PARA_MIN alike; at most one a scenario
 # (the most alike), at PARA_WEIGHT times the cosine, so it is weaker than any mention link
 # (MIN_CONFIDENCE) and cannot swamp the ranking. Chosen, not tuned: the record in
-# data/calibration/inducer.md (issue 32) gives what it does on every tier.
+# data/calibration/inducer.md gives what it does on every tier.
 PARA_SOURCES = 2
 PARA_MIN = 0.35
 PARA_WEIGHT = 0.4

@@ -10,7 +10,7 @@ is not is no evidence: a phrase labelling a different identifier in each block, 
 different full names. The calibration record (data/calibration/inducer.md) gives every rule's
 reason and what it did on every tier.
 
-Direction (issue 32): an edge points from the dependent to the block it needs. A block that
+Direction: an edge points from the dependent to the block it needs. A block that
 defines what the pair shares (`reading.defined`: a definition's head, a table row's key, a
 numbered clause, a reference entry, an alias it gives, a tool result's id field) is the
 prerequisite ('role'). Otherwise mention order: a block introduces what it names late and builds
@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from workbench.beyond.reading import (
-    _CAPSTOP,
-    _FULLNAME,
-    _INNER,
-    _LOWER_RUN,
-    _STOP,
-    _WORD,
-    _canon,
+    CAPSTOP,
+    FULLNAME,
+    INNER,
+    LOWER_RUN,
+    STOP,
+    WORD,
     aliases,
+    canon,
     cjk_words,
     defined,
     mentions,
@@ -94,7 +94,7 @@ TWO_WAY = 0.75
 
 
 def _query_words(query_text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(query_text.casefold()) if w not in _STOP)
+    return frozenset(w for w in WORD.findall(query_text.casefold()) if w not in STOP)
 
 
 def _weights(
@@ -128,7 +128,7 @@ def _weights(
     return out
 
 
-def _scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]], frozenset[str]]:
+def scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]], frozenset[str]]:
     """Each block's mentions and the query's (`scenario_positions`, without the places)."""
     ms, qm, _, _ = scenario_positions(tuple(texts), query)
     return ms, qm
@@ -147,16 +147,16 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     hash it begins when exactly one block holds that (`9f4c2e1` / `9f4c2e1b7a3d05e8`)."""
     texts = tuple(map(normalize, texts))
     query = normalize(query)
-    lower = {w for t in (*texts, query) for w in _LOWER_RUN.findall(t)}
+    lower = {w for t in (*texts, query) for w in LOWER_RUN.findall(t)}
     drop = {f"name:{w}" for w in lower}
     # names said somewhere inside a sentence; a capitalized word only ever first in its
-    # sentence ('Works listed under ...', 'Operators in band K ...') is no name (variant 20)
+    # sentence ('Works listed under ...', 'Operators in band K ...') is no name
     inner = set()
-    for t in (*texts, query):  # a full name first in its sentence names someone too (variant 29)
-        for m in _FULLNAME.finditer(t):
-            if not any(w in _CAPSTOP for w in re.split(r"[ -]", m.group(0))):
+    for t in (*texts, query):  # a full name first in its sentence names someone too
+        for m in FULLNAME.finditer(t):
+            if not any(w in CAPSTOP for w in re.split(r"[ -]", m.group(0))):
                 inner.update(re.split(r"[ -]", m.group(0).casefold()))
-        for m in _INNER.finditer(t):
+        for m in INNER.finditer(t):
             words = re.split(r"[ -]", m.group(0).casefold())
             inner.update(words)
             inner.update(
@@ -178,7 +178,7 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     for i, t in enumerate(texts):
         n = max(len(t), 1)
         if given:  # an alias, where another block says it alone (one or two words)
-            words = list(_WORD.finditer(t.casefold()))
+            words = list(WORD.finditer(t.casefold()))
             for k, w in enumerate(words):
                 for said in (w.group(0), " ".join(x.group(0) for x in words[k : k + 2])):
                     if said in given and f"alias:{said}" not in pos[i]:
@@ -198,7 +198,7 @@ def scenario_positions(texts: tuple[str, ...], query: str):
             if len(longer) == 1 and longer[0] not in p:
                 p[longer[0]] = p.pop(m)
     ms = [keep(frozenset(p)) for p in pos]
-    qwords = [w.group(0) for w in _WORD.finditer(query.casefold())]
+    qwords = [w.group(0) for w in WORD.finditer(query.casefold())]
     said = set(qwords) | {" ".join(qwords[k : k + 2]) for k in range(len(qwords))}
     return ms, keep(mentions(query)) | frozenset(f"alias:{a}" for a in given & said), pos, defs
 
@@ -230,12 +230,12 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
     for (a, b), xs in evidence.items():
         xs = [
             x
-            for x in _distinct(xs, qm)
+            for x in distinct_names(xs, qm)
             if not _labels_differ(x, texts[a], texts[b]) and not _names_differ(x, ms[a], ms[b])
         ]
         role = bool(defs[a] & set(xs)) != bool(defs[b] & set(xs))
         if xs and all(_anchor(x, qm, qwords) for x in xs) and not about.both(a, b, xs):
-            if not role:  # (unless one block defines the subject the other uses: issue 32)
+            if not role:  # (unless one block defines the subject the other uses)
                 continue  # both about the query's subject, one about nothing else the query asks
         c = 1.0 - math.prod(
             1.0 - (focus[x][1] if focus.get(x, (None,))[0] == (a, b) else w[x]) for x in xs
@@ -277,7 +277,7 @@ def _label(term: str) -> re.Pattern:
 
 def _names_differ(x: str, ma: frozenset[str], mb: frozenset[str]) -> bool:
     """A name word each block says as part of a different full name ('Pier Road' and 'Pier
-    Lane', 'Judge Okonjo' and 'Judge Okafor') names two things: no evidence (variant 19)."""
+    Lane', 'Judge Okonjo' and 'Judge Okafor') names two things: no evidence."""
     if not x.startswith("name:") or " " in x:
         return False
     w = x[5:]
@@ -289,12 +289,12 @@ def _names_differ(x: str, ma: frozenset[str], mb: frozenset[str]) -> bool:
 def _labels_differ(x: str, a: str, b: str) -> bool:
     """A shared phrase that labels a different identifier in each block ('operator card OC-0613'
     and 'operator card OC-0631', 'signing key SK-58' and 'SK-85') names two things of one kind,
-    not one thing: no evidence of a link (variant 17)."""
+    not one thing: no evidence of a link."""
     if not x.startswith("term:"):
         return False
     label = _label(x[5:])
     ma, mb = label.search(spell_numbers(a)), label.search(spell_numbers(b))
-    return bool(ma and mb) and _canon(ma.group(1)) != _canon(mb.group(1))
+    return bool(ma and mb) and canon(ma.group(1)) != canon(mb.group(1))
 
 
 def _stem(word: str) -> str:
@@ -309,7 +309,7 @@ def _stem(word: str) -> str:
 def _stems(text: str) -> frozenset[str]:
     """A text's content words, stemmed."""
     t = text.casefold()
-    words = {_stem(w) for w in _WORD.findall(t) if w not in _STOP}
+    words = {_stem(w) for w in WORD.findall(t) if w not in STOP}
     return frozenset(words | {w.group(0) for w in cjk_words(t)})  # Japanese: its runs
 
 
@@ -325,7 +325,7 @@ class _About:
         return len((_stems(self.texts[i]) & self.q) - own)
 
     def both(self, a: int, b: int, xs) -> bool:
-        """Do both blocks say something the query asks besides what they share (variant 18: a
+        """Do both blocks say something the query asks besides what they share (a
         pair joined only by the query's subject, one of them about nothing else of the query,
         is a distractor beside a fact, not two facts the answer combines)?"""
         return self.beyond(a, xs) > 0 and self.beyond(b, xs) > 0
@@ -336,7 +336,7 @@ def _focus(about: _About, holders, qm, w) -> dict:
     by the facts the answer combines and by distractors alike; or, in any number of blocks, the
     query's own phrase, which alone links nothing): the two holders that say most about the
     query besides it, if two stand out, and the weight the mention has between them: as if they
-    alone held it, as one the query names (variants 16 and 19)."""
+    alone held it, as one the query names."""
     out = {}
     for x, hs in holders.items():
         if x not in qm or len(hs) < 3:
@@ -348,12 +348,12 @@ def _focus(about: _About, holders, qm, w) -> dict:
     return out
 
 
-def _distinct(xs: list[str], query: frozenset[str]) -> list[str]:
+def distinct_names(xs: list[str], query: frozenset[str]) -> list[str]:
     """The shared mentions as evidence, each clue once: a numbered thing ('sheet#88') that a
     shared code already carries ('ls88', 'k47' beside 'bundle#47') is that code; a bare number
     that a shared numbered thing carries ('2291' of 'invoice 2291') is that thing; a person's or
     a place's words ('tomasz', 'wierzbicki', the pair 'tomasz wierzbicki') are the full name
-    when that is shared (variant 15); what two numbers measure counts only beside a mention of
+    when that is shared; what two numbers measure counts only beside a mention of
     the query's subject."""
     nums = {re.sub(r"^[a-z]+", "", x[5:]) for x in xs if x.startswith("code:") and "#" not in x}
     numbered = {x.split("#")[1] for x in xs if "#" in x}

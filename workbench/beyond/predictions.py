@@ -256,7 +256,7 @@ def prose_edges(m: Measured) -> tuple[str, str, str, str]:
     )
     return (
         "no figure (the paper's edges are given)",
-        "tier I (tuned on: issue 32's changes were made for it): " + ours,
+        "tier I (tuned on: the inducer was changed for it): " + ours,
         "yes" if bar.met.all() else "no",
         "pooled over the registers: at 20 blocks pair precision >= 0.6 and recall >= 0.8 and "
         ">= 0.8 of the target chains the true edges keep, at 50 >= 0.6 of them, no control below "

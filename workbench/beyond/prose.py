@@ -373,7 +373,7 @@ def tier_summary(tier: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-# the issue's bar for an inducer on scenarios written by others (issue 19), at 20 blocks
+# the issue's bar for an inducer on scenarios written by others, at 20 blocks
 BAR = {"precision": 0.6, "recall": 0.8, "target": 0.8, "control": 0.9}
 
 

@@ -121,7 +121,7 @@ def spell_numbers(text: str) -> str:
         if len(words) == 1 and words[0] in ("one", "oh"):
             return m.group(0)  # 'one' and 'oh' alone are words, not numbers
         if m.group(0).isupper() or re.match(r"[-_/]?\d", text[m.end() :]):
-            return m.group(0)  # part of an identifier: 'TEN-6613' (variant 20)
+            return m.group(0)  # part of an identifier: 'TEN-6613'
         return _number_value(words)
 
     return _NUMWORD.sub(sub, text)
@@ -129,7 +129,7 @@ def spell_numbers(text: str) -> str:
 
 # --- mentions ------------------------------------------------------------------------------------
 
-_STOP = frozenset(
+STOP = frozenset(
     """a an the and or but if of to in on at by for from with without into onto under over as is
     are was were be been being has have had do does did can could may might must shall should will
     would this that these those it its their there here what which who whom whose when where why
@@ -145,19 +145,19 @@ _STOP = frozenset(
 _CALENDAR = (
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
     "June July August September October November December Easter Christmas Hanukkah Diwali Eid "
-    "Ramadan Passover Thanksgiving"  # holidays too (variant 19)
+    "Ramadan Passover Thanksgiving"  # holidays too
 ).split()
 # words of time and frequency: a pair with one ('last year', 'next week', 'monday mornings')
-# dates a block but names no entity of a chain (variant 14, data/calibration/inducer.md)
+# dates a block but names no entity of a chain (data/calibration/inducer.md)
 _WHEN = frozenset(
     """today tonight tomorrow yesterday ago last next later earlier soon since until year years
     month months week weeks day days daily weekly monthly yearly annual annually morning mornings
     evening evenings night nights hour hours minute minutes season""".split()
 )
-_CAPSTOP = frozenset(s.capitalize() for s in _STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
-_CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
+CAPSTOP = frozenset(s.capitalize() for s in STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
+CAPSTOP |= frozenset(_CALENDAR)  # calendar words name no entity of a chain
 # titles and the clock name no one in particular ('Frau Schäfer', '6:00 Uhr'; tier I)
-_CAPSTOP |= {"Frau", "Herr", "Uhr", "Señor", "Señora", "Don", "Doña", "Mrs", "Miss"}
+CAPSTOP |= {"Frau", "Herr", "Uhr", "Señor", "Señora", "Don", "Doña", "Mrs", "Miss"}
 # a code: letters then digits ('RT-512', 'k0421', 'Q47'; uppercase letters when a space
 # separates them: 'RT 512'), digits then letters ('4B'), or a word joined to hex ('job_7f3a2c')
 _CODE = re.compile(
@@ -170,9 +170,9 @@ _HEXID = re.compile(r"\b([a-z]{2,8})[_-]([0-9a-f]{4,})\b", re.I)
 _COMPOUND = re.compile(r"(?<![\w/-])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+(?![\w/-])")
 # ... after a prefix in capitals and a space ('TRK 5530-1178', which 'TRK55301178' writes whole)
 _SPACED = re.compile(
-    r"\b[A-Z]{1,5}[- ]?\d{2,}(?: \d{2,})+\b(?![.,]\d)|"  # 'NV-883 210', 'MC 40 2291' (issue 32)
+    r"\b[A-Z]{1,5}[- ]?\d{2,}(?: \d{2,})+\b(?![.,]\d)|"  # 'NV-883 210', 'MC 40 2291'
     r"\b[A-Z]{1,5} \d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)+(?![\w/-])"
-    r"|\b[A-Z]{1,5} \d+[A-Za-z][A-Za-z0-9]*(?![\w/-])"  # 'SKU 550913G' (variant 21)
+    r"|\b[A-Z]{1,5} \d+[A-Za-z][A-Za-z0-9]*(?![\w/-])"  # 'SKU 550913G'
 )
 _UNIT_WORDS = {
     "dollars": "usd", "dollar": "usd", "usd": "usd", "$": "usd", "euros": "eur", "eur": "eur",
@@ -208,28 +208,26 @@ _LETTER = re.compile(
 # 'jefe de compras', 'Kosten der Stelle': a term across one genitive article (not English 'of')
 _GENITIVE = frozenset("de del der des du di da".split())
 _GENITIVE_GAP = re.compile(r"(?i)(?<=\s)(?:de|del|der|des|du|di|da)(?=\s)")
-_WORD = re.compile(_LETTER_RUN)  # a word, any script (read from a case-folded text)
-_LOWER_RUN = re.compile(
-    rf"[{_LO}]+"
-)  # letters in lower case: a word as a sentence's middle says it
+WORD = re.compile(_LETTER_RUN)  # a word, any script (read from a case-folded text)
+LOWER_RUN = re.compile(rf"[{_LO}]+")  # letters in lower case: a word as a sentence's middle says it
 
 
 # a token that alternates letters and digits more than once, without separators ('RP9C4',
-# 'ab12cd'): an identifier as some systems print one (variant 15, data/calibration/inducer.md)
+# 'ab12cd'): an identifier as some systems print one (data/calibration/inducer.md)
 _ALNUM = re.compile(
     r"(?<![\w/-])[A-Za-z]*\d+[A-Za-z]+\d[A-Za-z0-9]*(?![\w/-])|"
     r"(?<![\w/-])\d+[A-Za-z]+\d+[A-Za-z0-9]*(?![\w/-])|"
-    r"(?<![\w/-])[A-Za-z]+\d+[A-Za-z]+(?![\w/-])"  # 'ST2291F', 't14edu' (variant 20)
+    r"(?<![\w/-])[A-Za-z]+\d+[A-Za-z]+(?![\w/-])"  # 'ST2291F', 't14edu'
 )
 # capitalized words inside a sentence (after a word, a number or a comma and a space)
-_INNER = re.compile(rf"(?<=[\w,;:'’)] )[{_UP}][{_LO}]{{2,}}(?:[ -][{_UP}][{_LO}]{{2,}})*")
+INNER = re.compile(rf"(?<=[\w,;:'’)] )[{_UP}][{_LO}]{{2,}}(?:[ -][{_UP}][{_LO}]{{2,}})*")
 # two or more capitalized words in a row name one thing ('Tomasz Wierzbicki', 'Dunmore Road')
-_FULLNAME = re.compile(
+FULLNAME = re.compile(
     rf"(?<![^\W\d_])[{_UP}][{_LO}]{{2,}}(?:[ -][{_UP}][{_LO}]{{2,}})+(?![^\W\d_])"
 )
 
 
-def _canon(raw: str) -> str:
+def canon(raw: str) -> str:
     """One code however it is written: lowercase, no separators, no leading zeros in a run of
     digits ('OC-0613', 'oc613' and 'OC 613' are 'oc613'; 'QX-40-118' is 'qx40118')."""
     joined = re.sub(r"[^a-z0-9]", "", raw.lower())
@@ -237,10 +235,10 @@ def _canon(raw: str) -> str:
 
 
 def _canons(raw: str) -> set[str]:
-    """The code's forms: `_canon`, and, when a group after a separator is zero-padded, the form
+    """The code's forms: `canon`, and, when a group after a separator is zero-padded, the form
     without those zeros ('TH/2019/0447' is also 'th2019447', as 'th-2019-447' writes it; variant
     21: the joined form alone kept the zeros of a group that follows digits)."""
-    return {_canon(raw), _canon(re.sub(r"(?<=[-_/. ])0+(?=[0-9])", "", raw))}
+    return {canon(raw), canon(re.sub(r"(?<=[-_/. ])0+(?=[0-9])", "", raw))}
 
 
 def _digits(s: str) -> str:
@@ -314,7 +312,7 @@ def aliases(text: str) -> dict[str, int]:
     t = normalize(text)
     out: dict[str, int] = {}
     for m in _ALIAS.finditer(t):
-        words = [w for w in m.group(1).split() if w.casefold() not in _STOP]
+        words = [w for w in m.group(1).split() if w.casefold() not in STOP]
         if words and len(" ".join(words)) >= 3:
             out.setdefault(" ".join(words).casefold(), m.start(1))
     for m in _CJK_ALIAS.finditer(t):
@@ -429,15 +427,15 @@ def positions(text: str) -> dict[str, float]:
     for m in _ALNUM.finditer(t):
         letters = re.sub(r"[^A-Za-z]", "", m.group(0))
         if not (letters.isupper() or letters.islower()):
-            continue  # mixed case is an encoding ('iVBORw0KGgo'), not an identifier (variant 20)
+            continue  # mixed case is an encoding ('iVBORw0KGgo'), not an identifier
         whole.append(m.span())
-        add(f"code:{_canon(m.group(0))}", m.start())
+        add(f"code:{canon(m.group(0))}", m.start())
     for m in _CAPSID.finditer(t):
         if not inside(m.span()):
-            add(f"code:{_canon(m.group(0))}", m.start())
+            add(f"code:{canon(m.group(0))}", m.start())
     for m in _HEXID.finditer(t):
         if not inside(m.span()):
-            add(f"code:{_canon(m.group(0))}", m.start())
+            add(f"code:{canon(m.group(0))}", m.start())
     for m in _CODE.finditer(t):
         if inside(m.span()):
             continue  # 'QX-40' inside 'QX-40-118' is no code of its own: 'QX-40-181' is another
@@ -445,7 +443,7 @@ def positions(text: str) -> dict[str, float]:
             letters = m.group(1)
             joined = not re.search(r"[-_./]", m.group(0))
             short = len(m.group(2)) < 3
-            if letters.islower() and joined and short and (len(letters) > 2 or letters in _STOP):
+            if letters.islower() and joined and short and (len(letters) > 2 or letters in STOP):
                 continue  # 'is45', 'at10' are not codes; 'A24', 'rt-512', 'k0421', 'shp20417' are
         elif m.group(3):
             letters = m.group(3)
@@ -453,7 +451,7 @@ def positions(text: str) -> dict[str, float]:
             letters = m.group(6)
             if letters.lower() in ("st", "nd", "rd", "th", "am", "pm", "s", "x"):
                 continue
-        add(f"code:{_canon(m.group(0))}", m.start())
+        add(f"code:{canon(m.group(0))}", m.start())
     for m in _MONEY.finditer(t):
         sign, amount = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         add(f"qty:{_digits(amount)}{_CURRENCY[sign]}", m.start())
@@ -474,20 +472,20 @@ def positions(text: str) -> dict[str, float]:
             add(f"num:{_digits(m.group(0))}", m.start())
     for m in _NUMBERED.finditer(t):
         first, label, letters, n = m.group(1), m.group(2).lower(), m.group(3), int(m.group(4))
-        if label in _STOP or _UNIT_AFTER.match(t, m.end()) or piece(m.span(4)) or goes_on(m.end(4)):
+        if label in STOP or _UNIT_AFTER.match(t, m.end()) or piece(m.span(4)) or goes_on(m.end(4)):
             continue
         if not letters:
             add(f"code:{label}#{n}", m.start(2))
-        if first and first.lower() not in _STOP:
+        if first and first.lower() not in STOP:
             add(f"code:{first.lower()} {label}#{n}", m.start())
     for m in _NAME.finditer(t):  # (a capitalized label before a number names a numbered thing)
-        if m.group(0) not in _CAPSTOP and not re.match(r"\s+\d", t[m.end() :]):
+        if m.group(0) not in CAPSTOP and not re.match(r"\s+\d", t[m.end() :]):
             add(f"name:{m.group(0).lower()}", m.start())
-    for m in _FULLNAME.finditer(t):
+    for m in FULLNAME.finditer(t):
         words = re.split(r"[ -]", m.group(0))
-        while words and words[0] in _CAPSTOP:
+        while words and words[0] in CAPSTOP:
             words = words[1:]
-        if len(words) > 1 and not any(w in _CAPSTOP for w in words):
+        if len(words) > 1 and not any(w in CAPSTOP for w in words):
             add(f"name:{' '.join(words).lower()}", m.start() + m.group(0).index(words[0]))
     for m in _LETTER.finditer(t):
         if m.group(1) not in ("I", "A"):
@@ -496,7 +494,7 @@ def positions(text: str) -> dict[str, float]:
         for k in re.findall(r"\d+", m.group(1)):
             add(f"cite:{int(k)}", m.start())
     for m in _CITE_AY.finditer(t):
-        if m.group(1) not in _CAPSTOP and m.group(1) not in _CALENDAR:
+        if m.group(1) not in CAPSTOP and m.group(1) not in _CALENDAR:
             add(f"cite:{m.group(1).casefold()}{m.group(2)}", m.start())
     e = _ENTRY.match(t)
     if e and e.group(2):
@@ -507,14 +505,14 @@ def positions(text: str) -> dict[str, float]:
         add(f"code:sec {h.group(1)}", h.start(1))
     for a, at in aliases(text).items():
         add(f"alias:{a}", at)
-    words = [w for w in _WORD.finditer(t) if w.group(0).casefold() not in _GENITIVE]
+    words = [w for w in WORD.finditer(t) if w.group(0).casefold() not in _GENITIVE]
     for a, b in zip(words, words[1:], strict=False):
         x, y = a.group(0).casefold(), b.group(0).casefold()
         if _GENITIVE_GAP.sub(" ", t[a.end() : b.start()]).strip(" -'’"):
             continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if any(i <= a.start() < j or i <= b.start() < j for i, j in whole):
-            continue  # no phrase out of an identifier's words ('eng platform', variant 21)
-        if x not in _STOP and y not in _STOP and len(x) > 2 and len(y) > 2:
+            continue  # no phrase out of an identifier's words ('eng platform')
+        if x not in STOP and y not in STOP and len(x) > 2 and len(y) > 2:
             if x not in _WHEN and y not in _WHEN:
                 add(f"term:{x} {y}", a.start())
     for m in _CJK_LETTER.finditer(t):  # a letter that names a thing after Japanese ('料金表C')

@@ -125,13 +125,14 @@ def compose(source: str | os.PathLike, sizes=(20, 50)) -> list[Scenario]:
 
 
 # the hand-written tiers laid out at 20 and 50 blocks (`compose`), and what each first run led to
+# (which inducer changes each led to: data/calibration/inducer.md)
 LAID_OUT = (
-    ("D", "tier_d", "tuned on: variants 15-18"),
-    ("E", "tier_e", "tuned on: variant 19"),
-    ("F", "tier_f", "tuned on: variant 20"),
-    ("G", "tier_g", "variant 21 after its first run"),
+    ("D", "tier_d", "tuned on after its first run"),
+    ("E", "tier_e", "tuned on after its first run"),
+    ("F", "tier_f", "tuned on after its first run"),
+    ("G", "tier_g", "one change after its first run"),
     ("H", "tier_h", "nothing changed after its one run"),
-    ("I", "tier_i", "tuned on: issue 32"),
+    ("I", "tier_i", "tuned on after its first run"),
 )
 
 
@@ -192,7 +193,7 @@ def tier_tables(tiers: dict, sources: dict, encoder: str, delta: float, **boot) 
     return out[[*cols, *(c for c in out.columns if c not in cols)]]
 
 
-# --- tier I: the registers (issue 32) -------------------------------------------------------------
+# --- tier I: the registers -------------------------------------------------------------
 
 REGISTERS = "tier_i"  # data/handwritten/tier_i: eleven registers, each two targets and a control
 REGISTER_GRAPHS = ("none", "true", "mentions", studies.PARAPHRASE)
@@ -224,7 +225,7 @@ def register_table(runs: pd.DataFrame, first: pd.DataFrame, **boot) -> pd.DataFr
     """Per encoder, size, register (and 'all registers', pooled), regime and graph: scenarios,
     full-chain retention with a bootstrap interval over the scenarios, pair precision and recall
     (pooled); beside the mention graph, its first run (`first`: the per-scenario record of the
-    tier's one run before issue 32's changes, data/calibration/tier_i_first_run.csv)."""
+    tier's one run before the changes made for it, data/calibration/tier_i_first_run.csv)."""
     r = pd.concat([runs, runs.assign(register="all registers")], ignore_index=True)
     keys = ["encoder", "blocks", "register", "regime", "graph"]
     ret = stats.interval_table(r, keys, metric="kept", unit="scenario", **boot)
@@ -249,7 +250,7 @@ def register_table(runs: pd.DataFrame, first: pd.DataFrame, **boot) -> pd.DataFr
 
 
 def register_bar(table: pd.DataFrame) -> pd.DataFrame:
-    """Issue 32's bar on the registers, pooled over them, per encoder and size: pair precision
+    """The registers' bar, pooled over them per encoder and size: pair precision
     >= 0.6 and recall >= 0.8 (targets and controls pooled), the mention graph keeping at least 0.8
     (20 blocks; 0.6 at 50) of the target chains the true edges keep, and no control kept less
     often than under similarity-only."""

@@ -19,25 +19,27 @@ from workbench.common.io import InputError, parse_json, read_json, write_csv_set
 from workbench.common.options import names, number, out_dir, out_file, regex
 from workbench.common.seeds import seeds_arg
 
-FORMATS = ("auto", "workbench", *L.FORMATS)
+AUTO, WINDOW = "auto", "workbench"  # --format: detect it; a workbench window (JSONL spans)
+FORMATS = (AUTO, WINDOW, *L.FORMATS)
 
 
 def _patterns(args):
     return C.closure_patterns(args.handle_re, args.definition_re, args.tombstone_re)
 
 
-def _format(path, fmt: str) -> str:
-    """`workbench` for a window JSONL, else the agent-log format (detected unless given)."""
-    if fmt != "auto":
-        return fmt
+def _format(path, option: str) -> str | None:
+    """The agent-log format of the file (the --format option, detected when it says auto), or
+    None for a workbench window (JSONL spans)."""
+    if option != AUTO:
+        return None if option == WINDOW else option
     try:
         obj = read_json(path)
     except InputError:
         if _first_line_is_a_span(path):
-            return "workbench"  # JSONL: the span reader names the bad line, if there is one
+            return None  # JSONL: the span reader names the bad line, if there is one
         raise  # a JSON log that does not parse: read_json names the line (and the byte)
     if isinstance(obj, dict) and {"id", "turn", "role", "text"} <= set(obj):
-        return "workbench"  # a one-span window
+        return None  # a one-span window
     try:
         return L.detect(obj)
     except L.LogError as e:  # neither a window nor a log: name the file
@@ -69,7 +71,7 @@ def cmd_check(args) -> int:
     window ends over budget)."""
     fmt = _format(args.window, args.format)
     patterns = _patterns(args)
-    if fmt != "workbench":
+    if fmt is not None:
         log = L.load(args.window, fmt)
         rep = L.check(log, pattern=args.handle_re)
         if args.json:
@@ -159,7 +161,7 @@ def cmd_check(args) -> int:
 def cmd_trim(args) -> int:
     """Trim an agent log to a token budget without orphaning a call, a result or a handle."""
     fmt = _format(args.log, args.format)
-    if fmt == "workbench":
+    if fmt is None:
         raise C.SpanError(
             "closure trim takes an agent log (OpenAI chat or Responses, Anthropic or LangChain JSON)",
             path=args.log,

@@ -163,8 +163,8 @@ class SentenceEncoder:
 
     The model's own pipeline (modules.json: Transformer -> mean Pooling -> Normalize): the
     6-layer BERT forward in numpy float32 (`MiniLM`), texts batched by exact token length (no
-    padding). Neither torch nor transformers is imported: through them a cold `workbench suite
-    main` took 18.4 s, through this forward 5.35 s (docs/measurements.md, "The cold path"). The
+    padding). Neither torch nor transformers is imported: their import is most of a cold start
+    (docs/measurements.md, "The cold path", has the times). The
     tests hold it to the reference libraries (sentence-transformers within 2e-5, a padded
     transformers forward within 1e-6), which only the test extra installs.
     """

@@ -468,84 +468,74 @@ def sweep_chart(
 HOP_COLORS = {"0": "#D55E00", "1": "#56B4E9", "2": "#0072B2", "3": "#004C80", "4": "#00263F"}
 
 
-def interval_lines(
+def interval_chart(
     table: pd.DataFrame,
     x: str,
-    x_title: str,
     color: str,
     title: str,
     subtitle: str,
+    *,
+    x_title: str | None = None,
+    bars: bool = False,
     column: str = "template",
     row: str | None = None,
     colors: dict | None = None,
     dash: str | None = None,
 ) -> alt.Chart:
-    """Mean retention against `x` with bootstrap-interval whiskers (columns lo, hi), one line per
-    `color` (and `dash`), small multiples by `column` (and `row`), each row's x scale its own."""
+    """Mean retention per `x` with bootstrap-interval whiskers (columns lo, hi), coloured by
+    `color`, small multiples by `column` (and `row`): lines against a numeric `x` (titled
+    `x_title`, one line per `color` and `dash`, each row's x scale its own), or with `bars`, bars
+    per `x` grouped by an x offset."""
     data = table.copy()
-    cscale = _scale(colors, data[color]) if colors else alt.Scale(scheme="viridis")
-    xenc = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format="~g", tickMinStep=0.25))
-    yenc = alt.Y("mean:Q", title="full-chain retention", scale=alt.Scale(domain=[-0.02, 1.05]))
-    col = alt.Color(f"{color}:N", title=color, scale=cscale)
-    tip = [color, x, alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f")]
-    tip += [alt.Tooltip("hi:Q", format=".3f"), "n"]
-    line = {"x": xenc, "y": yenc, "color": col, "tooltip": tip}
-    if dash:
-        line["strokeDash"] = alt.StrokeDash(f"{dash}:N", title=dash)
-        line["detail"] = f"{dash}:N"
-    base = alt.Chart()
-    layers = [
-        base.mark_line(point=alt.OverlayMarkDef(size=40, filled=True), strokeWidth=1.5).encode(
-            **line
-        ),
-        base.mark_rule(opacity=0.7).encode(x=xenc, y="lo:Q", y2="hi:Q", color=col),
-    ]
-    chart = alt.layer(*layers, data=data).properties(width=170, height=140)
+    layers, width = (_interval_bars if bars else _interval_lines)(data, x, x_title, color, colors,
+                                                                  dash)  # fmt: skip
+    chart = alt.layer(*layers, data=data).properties(width=width, height=140)
     facet = {
         "column": alt.Column(f"{column}:N", title=None, sort=list(dict.fromkeys(data[column])))
     }
     if row:
         facet["row"] = alt.Row(f"{row}:N", title=None, sort=list(dict.fromkeys(data[row])))
-    chart = chart.facet(**facet).resolve_scale(x="independent")
+    chart = chart.facet(**facet)
+    if not bars:
+        chart = chart.resolve_scale(x="independent")
     return _config(chart.properties(title=alt.TitleParams(title, subtitle=[subtitle])))
 
 
-def interval_bars(
-    table: pd.DataFrame,
-    x: str,
-    color: str,
-    title: str,
-    subtitle: str,
-    column: str = "template",
-    row: str | None = None,
-    colors: dict | None = None,
-) -> alt.Chart:
-    """Mean retention per `x` (bars, coloured by `color`, grouped by an x offset) with
-    bootstrap-interval whiskers, small multiples by `column` (and `row`)."""
-    data = table.copy()
+def _tips(*first) -> list:
+    return [*first, alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
+            alt.Tooltip("hi:Q", format=".3f"), "n"]  # fmt: skip
+
+
+def _interval_lines(data, x, x_title, color, colors, dash) -> tuple[list, int]:
+    cscale = _scale(colors, data[color]) if colors else alt.Scale(scheme="viridis")
+    xenc = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format="~g", tickMinStep=0.25))
+    yenc = alt.Y("mean:Q", title="full-chain retention", scale=alt.Scale(domain=[-0.02, 1.05]))
+    col = alt.Color(f"{color}:N", title=color, scale=cscale)
+    line = {"x": xenc, "y": yenc, "color": col, "tooltip": _tips(color, x)}
+    if dash:
+        line["strokeDash"] = alt.StrokeDash(f"{dash}:N", title=dash)
+        line["detail"] = f"{dash}:N"
+    base = alt.Chart()
+    point = alt.OverlayMarkDef(size=40, filled=True)
+    return [
+        base.mark_line(point=point, strokeWidth=1.5).encode(**line),
+        base.mark_rule(opacity=0.7).encode(x=xenc, y="lo:Q", y2="hi:Q", color=col),
+    ], 170
+
+
+def _interval_bars(data, x, x_title, color, colors, dash) -> tuple[list, int]:
     order = list(dict.fromkeys(data[x]))
     cscale = _scale(colors, data[color]) if colors else alt.Scale(scheme="tableau10")
     xenc = alt.X(f"{x}:N", title=None, sort=order)
     off = alt.XOffset(f"{color}:N", sort=list(dict.fromkeys(data[color])))
     yenc = alt.Y("mean:Q", title="full-chain retention", scale=alt.Scale(domain=[0, 1.05]))
-    tip = [x, color, alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f")]
-    tip += [alt.Tooltip("hi:Q", format=".3f"), "n"]
     base = alt.Chart()
-    layers = [
-        base.mark_bar().encode(
-            x=xenc, xOffset=off, y=yenc, color=alt.Color(f"{color}:N", scale=cscale), tooltip=tip
-        ),
+    bar = {"x": xenc, "xOffset": off, "y": yenc, "color": alt.Color(f"{color}:N", scale=cscale),
+           "tooltip": _tips(x, color)}  # fmt: skip
+    return [
+        base.mark_bar().encode(**bar),
         base.mark_rule(color="black").encode(x=xenc, xOffset=off, y="lo:Q", y2="hi:Q"),
-    ]
-    chart = alt.layer(*layers, data=data).properties(width=150, height=140)
-    facet = {
-        "column": alt.Column(f"{column}:N", title=None, sort=list(dict.fromkeys(data[column])))
-    }
-    if row:
-        facet["row"] = alt.Row(f"{row}:N", title=None, sort=list(dict.fromkeys(data[row])))
-    return _config(
-        chart.facet(**facet).properties(title=alt.TitleParams(title, subtitle=[subtitle]))
-    )
+    ], 150
 
 
 def setting_colors(settings) -> dict:

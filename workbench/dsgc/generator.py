@@ -288,15 +288,22 @@ def _draft(name: str, values: dict, yes: bool, facts: dict) -> Draft:
     return Draft(query, chain, pools, yes, facts)
 
 
+def _target(name: str, draw: Draw, verbs: tuple[str, str], values: dict, links: tuple) -> Draft:
+    """A target's draft: the verdict drawn last (allowed three times in four, `verbs` = (yes,
+    no)), the chain's links named by their keys in `values`, the first the subject."""
+    allowed = draw.below(4) != 0
+    verb = verbs[0] if allowed else verbs[1]
+    values = {**values, "verb": verb}
+    facts = {"subject": values[links[0]], "links": [values[k] for k in links], "verdict": verb}
+    return _draft(name, values, allowed, facts)
+
+
 def role(draw: Draw, tier: str) -> Draft:
     """Target: user -> access bundle -> clearance -> may delete a production backup."""
     user, other = draw.sample(USERS, 2)
     bundle, clearance = draw.code(), draw.code("NPRSTVW", 1)
-    allowed = draw.below(4) != 0
-    verb = "allows" if allowed else "forbids"
-    values = {"user": user, "other": other, "bundle": bundle, "clearance": clearance, "verb": verb}
-    facts = {"subject": user, "links": [user, bundle, clearance], "verdict": verb}
-    return _draft("role", values, allowed, facts)
+    values = {"user": user, "other": other, "bundle": bundle, "clearance": clearance}
+    return _target("role", draw, ("allows", "forbids"), values, ("user", "bundle", "clearance"))
 
 
 def profile(draw: Draw, tier: str) -> Draft:
@@ -304,11 +311,8 @@ def profile(draw: Draw, tier: str) -> Draft:
     svc, other = draw.sample(SERVICES, 2)
     ticket = f"RT-{100 + draw.below(900)}"
     relay = draw.code("PQRSXYZ", 2)
-    allowed = draw.below(4) != 0
-    verb = "may" if allowed else "may not"
-    values = {"svc": svc, "other": other, "ticket": ticket, "relay": relay, "verb": verb}
-    facts = {"subject": svc, "links": [svc, ticket, relay], "verdict": verb}
-    return _draft("profile", values, allowed, facts)
+    values = {"svc": svc, "other": other, "ticket": ticket, "relay": relay}
+    return _target("profile", draw, ("may", "may not"), values, ("svc", "ticket", "relay"))
 
 
 def expense(draw: Draw, tier: str) -> Draft:

@@ -27,7 +27,6 @@ from workbench.common.io import InputError, csv_text, write_csv
 from workbench.common.notebook import record, show_figure, show_table
 from workbench.common.options import SLIDERS, check_choice, check_slider
 from workbench.dsgc import viewdata
-from workbench.dsgc.generator import TEMPLATES
 from workbench.dsgc.policies import GRAPH_POLICIES, POLICIES
 from workbench.dsgc.scenario import KINDS, Scenario, ScenarioError, load_scenarios
 from workbench.dsgc.trace import (
@@ -41,10 +40,10 @@ from workbench.dsgc.trace import (
 )
 from workbench.dsgc.unseen import input_warnings
 from workbench.explore import messages
+from workbench.explore.parameters import BLOCKS, TEMPLATE_CHOICES
 from workbench.explore.warmup import LOADING, WARMUP
 from workbench.explore.widgets import BoundSpec, LiveView, show_live, specs, vega_lib
 
-TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
 POLICY_LABELS = {
     "similarity": "similarity-only",
     "no-graph": "no-graph DSGC (λ = 0)",
@@ -53,7 +52,6 @@ POLICY_LABELS = {
 }
 COLUMNS = ("rank", "id", "kind", "status", "cost", "sim", "r", "pi", "I", "text")
 FLOATS = {"sim": 3, "r": 4, "pi": 4, "I": 4}
-BLOCKS = (20, 50)
 MAX_UPLOAD = 20_000_000  # characters; a scenario file for one room is far smaller
 
 

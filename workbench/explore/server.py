@@ -1,9 +1,8 @@
 """The room server: the explorer and the workshop served to a room from one Python process.
 
-Why not a kernel per page (Voila): measured on the 2-core machine (docs/room.md, "Why one
-process, not a kernel per page"), a Voila page costs its browser 3-10 CPU seconds before its
-first view (about 100 requests, 5 MB of JupyterLab bundles), and every page also needs a kernel
-(190 MB, executing its notebook). Here a
+Why not a kernel per page (Voila): a Voila page costs its browser seconds of CPU before its first
+view (JupyterLab's bundles), and every page also needs a kernel of its own, executing its notebook
+(docs/room.md, "Why one process, not a kernel per page", has the measurements). Here a
 page is its notebook's prose (`pages.read_page`), `static/room.js` and the explorer's own front end
 (`static/view.js`, vega): a few requests, about 0.3 MB without vega's bundle. Every page's state is
 a small session object in this process (`ExplorerSession`, `WorkshopSession`), computed in one

@@ -49,7 +49,7 @@ class Warmup:
         t = time.perf_counter()
         # The page must stay quick while this runs: the thread runs at the lowest CPU priority
         # (Linux: a thread id is a valid PRIO_PROCESS target) and hands the GIL back to the
-        # kernel's main thread within 1 ms instead of 5 (the torch import holds it for long).
+        # kernel's main thread within 1 ms instead of 5 (loading the model holds it for long).
         interval = sys.getswitchinterval()
         sys.setswitchinterval(0.001)
         with contextlib.suppress(OSError, AttributeError):
@@ -57,7 +57,7 @@ class Warmup:
         try:
             base = get_encoder("sentence").base
             base.warm()
-            base.encode(["warm up"])  # the first call also initializes torch's kernels
+            base.encode(["warm up"])  # the first call also builds the model's arrays
         except Exception as e:  # shown in the page; the lexical encoder keeps working
             self.error = f"the sentence model could not be loaded: {e}"
         finally:

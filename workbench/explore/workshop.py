@@ -37,6 +37,13 @@ from workbench.explore.lessons import (
 from workbench.explore.widgets import ChartView, KernelWatch, Memory, show_live
 
 
+def sweep_answer(value, said: str, what: str, rows, *extra) -> Answer:
+    """A sweep's reveal: the value found (NONE when none), what it says, the sweep's table, then
+    `extra` parts."""
+    table = _html(CSS + html_table([what, *SWEEP_COLUMNS], rows))
+    return Answer(NONE if value is None else value, said, (table, *extra))
+
+
 class Score(w.HTML):
     """The session's score line (right predictions out of the parts revealed with one)."""
 
@@ -370,15 +377,9 @@ class Workshop:
                 if rescue is not None
                 else "no λ in the list keeps the whole chain"
             )
-            return Answer(
-                NONE if rescue is None else rescue,
-                said,
-                (
-                    _html(CSS + html_table(["λ", *SWEEP_COLUMNS], rows)),
-                    ("chart", "rescue", data, 420, "wb-chart-lambda"),
-                    _html(f"<p>Is a larger λ always better? {html.escape(more)}</p>"),
-                ),
-            )
+            return sweep_answer(rescue, said, "λ", rows,
+                                ("chart", "rescue", data, 420, "wb-chart-lambda"),
+                                _html(f"<p>Is a larger λ always better? {html.escape(more)}</p>"))  # fmt: skip
 
         q = (
             "<p>DSGC scores each block I = r + λ·π: its own relevance r plus λ times the relevance "
@@ -451,16 +452,15 @@ class Workshop:
                 if best is not None
                 else "no number of hops up to 3 keeps the chain"
             )
-            return Answer(
-                NONE if best is None else best,
+            return sweep_answer(
+                best,
                 said,
-                (
-                    _html(CSS + html_table(["hops", *SWEEP_COLUMNS], rows)),
-                    _html(
-                        "<p>A second (damped) hop reaches a block two links away, at the price of "
-                        "lifting whatever else sits two links from a relevant block. With more "
-                        f"blocks in the store (one hop): {html.escape('; '.join(scale))}.</p>"
-                    ),
+                "hops",
+                rows,
+                _html(
+                    "<p>A second (damped) hop reaches a block two links away, at the price of "
+                    "lifting whatever else sits two links from a relevant block. With more "
+                    f"blocks in the store (one hop): {html.escape('; '.join(scale))}.</p>"
                 ),
             )
 

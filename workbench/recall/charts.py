@@ -81,37 +81,37 @@ def _paper_points(points: list[dict], x: str, y: str) -> alt.Chart:
     )
 
 
+def _recall_lines(
+    d, x, y_title: str, by: str, order, points, x_field: str, title: str, dash: bool = False
+) -> alt.LayerChart:
+    """Recall (0-100) against `x`, one line per `by` (dashed too when `dash`), the paper's
+    `points` as diamonds."""
+    enc = {
+        "x": x,
+        "y": alt.Y("recall:Q", scale=alt.Scale(domain=[0, 100]), title=y_title),
+        "color": alt.Color(f"{by}:N", sort=list(order)),
+    }
+    if dash:
+        enc["strokeDash"] = alt.StrokeDash(f"{by}:N", sort=list(order), legend=None)
+    lines = alt.Chart(d).mark_line(point=True).encode(**enc)
+    return (lines + _paper_points(points, x_field, "recall:Q")).properties(
+        width=360, height=240, title=title
+    )
+
+
 def k_curve(pressure: pd.DataFrame, paper: dict, retention: str = "recency") -> alt.LayerChart:
     """Recall vs capacity K for one retention rule, one line per selection rule; paper endpoints as diamonds."""
     d = pressure.query("retention == @retention")
-    lines = (
-        alt.Chart(d)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X(
-                "K:Q",
-                scale=alt.Scale(type="log", base=2, domain=[2, 20]),
-                title="capacity K (log scale)",
-            ),
-            y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 100]), title="recall %"),
-            color=alt.Color("selection:N", sort=list(SELECTION_RULES)),
-            strokeDash=alt.StrokeDash("selection:N", sort=list(SELECTION_RULES), legend=None),
-        )
-    )
+    x = alt.X("K:Q", scale=alt.Scale(type="log", base=2, domain=[2, 20]),
+              title="capacity K (log scale)")  # fmt: skip
     pk = paper["rq2"]["recency_recall_by_K"]
-    pts = _paper_points(
-        [
-            {"K": pk["K"][0], "recall": pk["first"], "note": "paper"},
-            {"K": pk["K"][-1], "recall": pk["last"], "note": "paper"},
-        ],
-        "K:Q",
-        "recall:Q",
-    )
-    return (lines + pts).properties(
-        width=360,
-        height=240,
-        title=f"{retention} retention under memory pressure (diamonds: paper)",
-    )
+    pts = [
+        {"K": pk["K"][0], "recall": pk["first"], "note": "paper"},
+        {"K": pk["K"][-1], "recall": pk["last"], "note": "paper"},
+    ]
+    title = f"{retention} retention under memory pressure (diamonds: paper)"
+    return _recall_lines(d, x, "recall %", "selection", SELECTION_RULES, pts, "K:Q", title,
+                         dash=True)  # fmt: skip
 
 
 def _bars_with_paper(
@@ -157,28 +157,15 @@ def delay_chart(delays: pd.DataFrame, paper: dict, selection: str = "query") -> 
 def density_chart(density: pd.DataFrame, paper: dict, selection: str = "query") -> alt.LayerChart:
     """Recall vs distractor density per retention rule; paper endpoints as diamonds."""
     d = density.query("selection == @selection")
-    lines = (
-        alt.Chart(d)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("density:Q", title="distractor density"),
-            y=alt.Y(
-                "recall:Q",
-                scale=alt.Scale(domain=[0, 100]),
-                title=f"recall % ({selection} selection)",
-            ),
-            color=alt.Color("retention:N", sort=list(RETENTION_RULES)),
-        )
-    )
     dp = paper["rq2"]["distractor_density_0.1_to_0.7"]
     pts = [
         {"density": x, "recall": v, "note": f"paper {rule}"}
         for rule in ("type_oracle", "recency")
         for x, v in zip((0.1, 0.7), dp[rule], strict=True)
     ]
-    return (lines + _paper_points(pts, "density:Q", "recall:Q")).properties(
-        width=360, height=240, title="Distractor density (diamonds: paper)"
-    )
+    x = alt.X("density:Q", title="distractor density")
+    return _recall_lines(d, x, f"recall % ({selection} selection)", "retention", RETENTION_RULES,
+                         pts, "density:Q", "Distractor density (diamonds: paper)")  # fmt: skip
 
 
 def artifact_chart(artifact: pd.DataFrame, paper: dict) -> alt.FacetChart:

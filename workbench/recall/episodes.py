@@ -259,7 +259,7 @@ class _Table:
         return tuple(self.index)
 
 
-class _Streams:
+class Streams:
     """The arrays of a batch of episodes, filled one episode at a time, then frozen."""
 
     def __init__(self, episodes: int, n_items: int, n_queries: int):
@@ -357,7 +357,7 @@ def make_episodes(
     disjoint = distractor_values == "disjoint"
     if n_items > len(VALUES) or (disjoint and n_d > len(DISJOINT_VALUES)):
         raise ValueError(f"a stream of {n_items} needs more unique values than the vocabulary has")
-    st = _Streams(episodes, n_items, n_queries)
+    st = Streams(episodes, n_items, n_queries)
     for e in range(episodes):
         rng = episode_rng(seed, "episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))

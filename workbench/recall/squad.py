@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.common.io import InputError, read_json
-from workbench.recall.episodes import Episodes, _Streams, episode_rng, n_distractors
+from workbench.recall.episodes import Episodes, Streams, episode_rng, n_distractors
 
 _SENT_END = re.compile(r"[.!?][\"')\]]*\s+")
 # A full stop after an abbreviation or an initial ("U.S.", "J.", "Dr.", "Jan.") ends no sentence.
@@ -205,7 +205,7 @@ def squad_episodes(
             path=pool.path,
             field="data",
         )
-    st = _Streams(episodes, n_items, n_queries)
+    st = Streams(episodes, n_items, n_queries)
     for e in range(episodes):
         rng = episode_rng(seed, "squad-episode", e)
         d_pos = np.sort(rng.choice(n_items, n_d, replace=False))

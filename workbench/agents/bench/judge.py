@@ -264,17 +264,20 @@ TOKENS = {"openai": chat_tokens, "anthropic": anthropic_tokens, "responses": res
 # --- id uses a cut orphaned ---------------------------------------------------------------------
 
 
+# a request body's (list key, top-level system key) in each format, this module's own reading of
+# the wire (a LangChain state has no system key)
+BODIES = {"openai": ("messages", "instructions"), "anthropic": ("messages", "system"),
+          "responses": ("input", "instructions"), "langchain": ("messages", None)}  # fmt: skip
+
+
 def _items(obj, fmt: str) -> tuple[list, str]:
-    """(the message or item list, the top-level system text) of a request in `fmt` (a LangChain
-    state's messages)."""
+    """(the message or item list, the top-level system text) of a request in `fmt`."""
     if isinstance(obj, list):
         return obj, ""
-    if fmt == "langchain":
-        return obj.get("messages", []), ""
-    key = "input" if fmt == "responses" else "messages"
+    key, system_key = BODIES[fmt]
     items = obj.get(key, [])
     items = [{"role": "user", "content": items}] if isinstance(items, str) else items
-    system = obj.get("system") if fmt == "anthropic" else obj.get("instructions")
+    system = obj.get(system_key) if system_key else None
     return items, "\n".join(_strings(system)) if system else ""
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FRAMEWORKS = ("langchain", "openai-agents", "pydantic-ai")
-
 
 @dataclass(frozen=True)
 class Policy:

@@ -32,7 +32,7 @@ from workbench.agents import core, for_langchain
 from workbench.agents.bench import judge
 from workbench.closure.logs import read
 from workbench.closure.logs.compare import LC_SETTINGS
-from workbench.closure.logs.writers import note_in_user_turn
+from workbench.closure.logs.formats import get
 
 FRACTIONS = (0.25, 0.5, 0.75)
 WINDOW = 1.1  # the provider's context window, as a multiple of the budget (as in `runs`)
@@ -51,18 +51,6 @@ class Cut:
     ours: bool = False
 
 
-def _split(obj, fmt: str):
-    """(the body's other keys or None, the items, the key they sit under)."""
-    key = "input" if fmt == "responses" else "messages"
-    if isinstance(obj, dict):
-        return obj, obj[key], key
-    return None, obj, key
-
-
-def _join(body, items, key):
-    return items if body is None else {**body, key: items}
-
-
 def ours(obj, fmt: str, budget: int):
     """Our trim's request; None where it refuses (no closed request within the budget keeps a
     message besides the system prompt)."""
@@ -75,7 +63,7 @@ def ours(obj, fmt: str, budget: int):
 def keep_last(obj, fmt: str, budget: int):
     """The system messages, then the most recent items that fit `budget` (by the trim's
     counter)."""
-    body, items, key = _split(obj, fmt)
+    body, items = get(fmt).split(obj)
     log = read(obj, fmt)
     cost = [core.approx_tokens(m) for m in log.messages]
     used = core.tokens(log) - sum(cost)  # the top-level system
@@ -88,7 +76,7 @@ def keep_last(obj, fmt: str, budget: int):
             break
         used += cost[k]
         tail.append(k)
-    return _join(body, [items[k] for k in head + tail[::-1]], key)
+    return get(fmt).join(body, [items[k] for k in head + tail[::-1]])
 
 
 def _lc(obj):
@@ -97,7 +85,7 @@ def _lc(obj):
     or None where langchain-core does not read it."""
     from langchain_core.messages import convert_to_messages
 
-    items = [m if "content" in m else {**m, "content": None} for m in _split(obj, "openai")[1]]
+    items = [m if "content" in m else {**m, "content": None} for m in get("openai").split(obj)[1]]
     try:
         return convert_to_messages(items)
     except (ValueError, TypeError, KeyError, NotImplementedError):
@@ -144,43 +132,20 @@ def _guard(cut: Cut, history, fmt: str, budget: int):
         g = core.guard(list(cut.edit(msgs, fmt, budget)), msgs, for_langchain.CODEC,
                        max_tokens=budget)  # fmt: skip
         note = core.note(g.tombstones)
-        return _lc_with_note(g.items, note) if g.tombstones else g.items
-    body, items, key = _split(history, fmt)
-    edited = _split(cut.edit(history, fmt, budget), fmt)[1]
-    codec = dataclasses.replace(core.WIRE[fmt], wrap=lambda xs: _join(body, xs, key))
+        return get("langchain").noted(None, g.items, note) if g.tombstones else g.items
+    wire = get(fmt)
+    body, items = wire.split(history)
+    edited = wire.split(cut.edit(history, fmt, budget))[1]
+    codec = dataclasses.replace(core.wire(fmt), wrap=lambda xs: wire.join(body, xs))
     g = core.guard(list(edited), list(items), codec, max_tokens=budget)
-    out = list(g.items)
     if g.tombstones:  # the note goes where an adapter writes it: the system preamble
-        body, out = _wire_note(body, out, fmt, core.note(g.tombstones))
-    return _join(body, out, key)
-
-
-def _lc_with_note(items, note):
-    from langchain_core.messages import SystemMessage
-
-    if items and items[0].type == "system":
-        return [items[0].model_copy(update={"content": f"{items[0].text}\n{note}"}), *items[1:]]
-    return [SystemMessage(note), *items]
-
-
-def _wire_note(body, items, fmt: str, note: str):
-    if fmt == "anthropic" and body is not None:
-        system = body.get("system")
-        text = note if not system else (
-            f"{system}\n{note}" if isinstance(system, str) else [*system, {"type": "text",
-                                                                          "text": note}])  # fmt: skip
-        return {**body, "system": text}, items
-    if fmt == "responses" and body is not None:
-        text = body.get("instructions")
-        return {**body, "instructions": note if not text else f"{text}\n{note}"}, items
-    if fmt == "anthropic":  # a bare list: in the first user turn, as the trim writes it
-        return body, [note_in_user_turn(items[0], note), *items[1:]] if items else items
-    return body, [{"role": "system", "content": note}, *items]
+        return wire.noted(body, list(g.items), core.note(g.tombstones))
+    return wire.join(body, list(g.items))
 
 
 def _talk(request, fmt: str) -> bool:
     """Does a request hold a message besides the system prompt?"""
-    items = _split(request, fmt)[1]
+    items = get(fmt).split(request)[1]
     items = [{"role": "user"}] if isinstance(items, str) else items
     return any(it.get("role") not in ("system", "developer") for it in items)
 
@@ -197,7 +162,7 @@ def judge_cut(history, request, fmt: str, budget: int) -> dict:
     over = judge.PROBLEMS[fmt](request, int(budget * WINDOW))[len(problems) :]
     lost = judge.orphaned_uses(history, request, fmt)
     return {
-        "messages_out": len(_split(request, fmt)[1]),
+        "messages_out": len(get(fmt).split(request)[1]),
         "tokens_kept": judge.TOKENS[fmt](request),
         "conversation": True,
         "rejected": bool(problems),
@@ -238,7 +203,7 @@ def replay(obj, fmt: str, fractions=FRACTIONS, cuts=CUTS) -> list[dict]:
             seconds = time.perf_counter() - t0
             rows.append({"fraction": frac, "budget": budget, "method": cut.name,
                          "ours": cut.ours, "guard": cut.guard,
-                         "messages_in": len(_split(obj, fmt)[1]), "tokens_in": judge.TOKENS[fmt](obj),
+                         "messages_in": len(get(fmt).split(obj)[1]), "tokens_in": judge.TOKENS[fmt](obj),
                          **judge_cut(history, request, fmt, budget),
                          "ms": 1000 * seconds})  # fmt: skip
     return rows

@@ -3,8 +3,9 @@ the OpenAI Responses API, Anthropic Messages, LangChain), check its order-aware 
 calls, results and ids) and write a kept subset back in the shape it was read.
 
 The model (messages, the check) is in `workbench.closure.logs.logtypes`; which ids a call takes
-from earlier messages in `flow`; the wire formats in `readers`, pairing and the provider rules in
-`rules`, writing in `writers`, the trim in `trim`. This module is the front door.
+from earlier messages in `flow`; each wire format, one object, in `formats` (how it is detected,
+read, ordered and written); pairing in `rules`, writing in `writers`, the trim in `trim`. This
+module is the front door.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from pathlib import Path
 
 from workbench.closure.logs.detect import UNREAD, detect, no_mixing, unread
+from workbench.closure.logs.formats import FORMATS, get
 from workbench.closure.logs.logtypes import (
     Log,
     LogError,
@@ -24,7 +26,6 @@ from workbench.closure.logs.logtypes import (
     check,
     err,
 )
-from workbench.closure.logs.readers import FORMATS, READERS
 from workbench.closure.logs.rules import settle
 from workbench.closure.logs.writers import write
 from workbench.common.io import atomic_write_text, read_json
@@ -58,10 +59,9 @@ def read(obj, format: str | None = None, cut: bool = False) -> Log:
     if shape is not None:
         raise err(UNREAD[shape[0]], shape[2], shape[1])
     fmt = format or detect(obj)
-    if fmt not in READERS:
-        raise ValueError(f"unknown log format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    reader = get(fmt)  # ValueError naming the formats
     no_mixing(obj, fmt)
-    log = READERS[fmt](obj)
+    log = reader.read(obj)
     if not log.messages:  # an empty message list is no request a provider accepts
         raise err("the log holds no messages", None, log.key)
     settle(log, cut)

@@ -10,7 +10,8 @@ import json
 import pandas as pd
 
 from workbench.closure.logs import FORMATS, Log, approx_tokens, check, loggen, read
-from workbench.closure.logs.readers import LC_CLASSES, lc_serialized
+from workbench.closure.logs.formats import get
+from workbench.closure.logs.formats.langchain import as_dump
 from workbench.closure.logs.trim import trim_log
 from workbench.closure.window.agent import episode_log
 from workbench.closure.window.spans import CLOSURE_PATTERNS
@@ -85,28 +86,24 @@ def keep_last(log: Log, budget: int) -> list[int]:
     return sorted(sys + kept)
 
 
-def _langchain(log: Log, budget: int, settings: dict) -> list[int]:
-    from langchain_core.messages import messages_from_dict
-
-    msgs = messages_from_dict([_as_dump(m.raw) for m in log.messages])
-    return _langchain_objects(msgs, budget, settings)
-
-
 def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
-    """Every log x format x budget x method: messages and tokens kept, orphans of each kind;
-    for ours also tombstones and whether a closed window fit the budget."""
+    """Every log x format x budget x method: messages and tokens kept, orphans of each kind
+    (langchain-core's `trim_messages` on the formats it reads); for ours also tombstones and
+    whether a closed window fit the budget."""
     rows = []
     for name, source, conv, patterns in logs if logs is not None else test_logs():
         for fmt in FORMATS:
             log = read(json.loads(json.dumps(loggen.render(conv, fmt))), fmt)
             total = sum(approx_tokens(m) for m in log.messages)
+            lc_msgs = _langchain_messages(log) if langchain_available() else None
             for f in fractions:
                 budget = max(int(total * f), 1)
                 args = (name, source, log, f, budget)
                 rows.append(_row(*args, "keep last N", keep_last(log, budget), patterns))
-                if fmt == "langchain" and langchain_available():
+                if lc_msgs is not None:
                     for label, kw in LC_SETTINGS.items():
-                        rows.append(_row(*args, label, _langchain(log, budget, kw), patterns))
+                        kept = _langchain_objects(lc_msgs, budget, kw)
+                        rows.append(_row(*args, label, kept, patterns))
                 t = trim_log(log, budget, pattern=patterns)
                 rows.append(
                     _row(*args, "closure-safe (ours)", list(t.kept), patterns)
@@ -123,29 +120,14 @@ def side_by_side(logs=None, fractions=FRACTIONS) -> pd.DataFrame:
 HELDOUT = "data/logs/heldout"  # hand-written logs in four wire formats, with expected.csv
 
 
-def _as_dump(raw):
-    """A `dumpd` entry as the `messages_to_dict` entry of the message its class and kwargs stand
-    for (what `messages_from_dict` reads); anything else unchanged."""
-    if lc_serialized(raw):
-        return {"type": LC_CLASSES[raw["id"][-1]], "data": raw["kwargs"]}
-    return raw
-
-
 def _langchain_messages(log: Log):
     """The log as LangChain message objects, by langchain-core's own conversion (LangChain dumps,
     `dumpd` entries and OpenAI chat messages), or None where it has none or it fails (Anthropic,
     Responses)."""
-    from langchain_core.messages import convert_to_messages, messages_from_dict
-
-    raws = [m.raw for m in log.messages]
     try:
-        if log.format == "langchain":
-            return messages_from_dict([_as_dump(r) for r in raws])
-        if log.format == "openai":
-            return convert_to_messages(raws)
+        return get(log.format).as_langchain([m.raw for m in log.messages])
     except (TypeError, ValueError, KeyError, NotImplementedError):
         return None
-    return None
 
 
 def heldout_side_by_side(logs, fractions=FRACTIONS) -> pd.DataFrame:
@@ -234,7 +216,7 @@ def langchain_counter(message) -> int:
     raw = message.raw
     if type(raw) is not dict and raw is not None:  # a LangChain object: the common case
         return lc["count"]((raw,))
-    raw = _as_dump(raw)
+    raw = as_dump(raw)
     if isinstance(raw, dict) and "data" in raw:
         raw = lc["from_dict"]([raw])[0]
     elif raw is None or isinstance(raw, dict):

@@ -1,28 +1,11 @@
-"""Which wire format a decoded log is written in, read from its own keys; the shapes no reader
-reads, refused by name; and a log that mixes formats."""
+"""Which wire format a decoded log is written in, asked of the registered formats
+(`workbench.closure.logs.formats`); the shapes no reader reads, refused by name; and a log that
+mixes formats."""
 
 from __future__ import annotations
 
+from workbench.closure.logs.formats import by_precedence, get
 from workbench.closure.logs.logtypes import err
-from workbench.closure.logs.readers import ANTHROPIC_CALLS, lc_blocks, lc_serialized
-
-
-def _anthropic_block(t) -> bool:
-    """A content block type only Anthropic writes: calls, results, thinking."""
-    return isinstance(t, str) and (
-        t in ANTHROPIC_CALLS
-        or t.endswith("tool_result")
-        or t in ("thinking", "redacted_thinking", "compaction")
-    )
-
-
-def _anthropic_content(c) -> bool:
-    """Content blocks only Anthropic writes: text, calls, results or thinking blocks."""
-    return isinstance(c, list) and any(
-        isinstance(b, dict) and (b.get("type") == "text" or _anthropic_block(b.get("type")))
-        for b in c
-    )
-
 
 # shapes a reader is asked for and does not read, refused by name (read as another format, a
 # Bedrock body looks closed while a call is unanswered); each name and what to pass instead
@@ -77,71 +60,29 @@ def unread(obj) -> tuple[str, str | None, int | None] | None:
 
 def dialect(m) -> tuple[str, str] | None:
     """(format, field) that a message's own keys say it is written in, or None when it could be
-    any (a plain {role, content} chat message)."""
-    if not isinstance(m, dict):
-        return ("langchain", "type") if type(m).__module__.startswith("langchain_core") else None
-    if "data" in m and "type" in m or lc_serialized(m):
-        return "langchain", "type"
-    t = m.get("type")
-    if (
-        isinstance(t, str)
-        and t != "message"
-        and (
-            t in ("reasoning", "item_reference", "compaction")
-            or t.endswith("_call")
-            or t.endswith("_output")
-        )
-    ):
-        return "responses", "type"
-    if t == "message" and not _anthropic_content(m.get("content")):
-        return "responses", "type"  # (an Anthropic response object is a "message" too)
-    if "tool_calls" in m or "tool_call_id" in m or m.get("role") in ("tool", "function"):
-        return "openai", "tool_calls" if "tool_calls" in m else "role"
-    if "function_call" in m:
-        return "openai", "function_call"
-    c = m.get("content")
-    for k, b in enumerate(c if isinstance(c, list) else []):
-        if isinstance(b, dict) and _anthropic_block(b.get("type")):
-            return "anthropic", f"content[{k}].type"
-        if isinstance(b, dict) and b.get("type") in ("input_text", "output_text"):
-            return "responses", f"content[{k}].type"
+    any (a plain {role, content} chat message); the formats are asked in their precedence."""
+    for f in by_precedence():
+        fld = f.says(m)
+        if fld is not None:
+            return f.name, fld
     return None
 
 
-ANTHROPIC_BODY_KEYS = (
-    "system",
-    "anthropic_version",
-    "stop_sequences",
-    "top_k",
-    "thinking",
-    "mcp_servers",
-)
-
-
-def _server_tool(t: dict) -> bool:
-    """An Anthropic server tool: a versioned type (`web_search_20250305`) and a name, no schema."""
-    kind = t.get("type")
-    return isinstance(kind, str) and kind[-8:].isdigit() and kind[-9:-8] == "_" and "name" in t
-
-
 def detect(obj) -> str:
-    """The format of a decoded log, read from its keys: a body's `input` is the Responses API's;
-    `system`, Anthropic-only body keys or tools with `input_schema` are Anthropic's; otherwise the
-    first message whose keys say so decides; a plain chat without tools reads as OpenAI."""
+    """The format of a decoded log, read from its keys: a body the formats' own body keys claim
+    (`input` for the Responses API; `system`, Anthropic-only keys or tools with `input_schema`
+    for Anthropic), else the first message whose keys say so; a plain chat without tools reads
+    as the plain format (OpenAI)."""
     shape = unread(obj)
     if shape is not None:
         raise err(UNREAD[shape[0]], shape[2], shape[1])
     msgs = obj
     if isinstance(obj, dict):
-        if "input" in obj and "messages" not in obj:
-            return "responses"
+        for f in by_precedence():
+            if f.says_body(obj):
+                return f.name
         if "messages" not in obj:
             raise err("expected a list of messages or a request body with 'messages' or 'input'")
-        tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
-        if any(k in obj for k in ANTHROPIC_BODY_KEYS) or any(
-            isinstance(t, dict) and ("input_schema" in t or _server_tool(t)) for t in tools
-        ):
-            return "anthropic"
         msgs = obj["messages"]
     if not isinstance(msgs, list):
         raise err("expected a list of messages")
@@ -149,29 +90,25 @@ def detect(obj) -> str:
         d = dialect(m)
         if d is not None:
             return d[0]
-    return "openai"
+    return next(f.name for f in by_precedence() if f.plain)
 
 
 def no_mixing(obj, fmt: str) -> None:
     """A log read as one format whose message is written in another mixes formats."""
-    msgs = (
-        obj.get("input" if fmt == "responses" else "messages", []) if isinstance(obj, dict) else obj
-    )
+    f = get(fmt)
+    msgs = f.split(obj)[1] if isinstance(obj, dict) else obj
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
-        if not isinstance(m, dict):  # a LangChain object is LangChain's, but for its content,
-            if fmt != "langchain":  # which the LangChain reader checks (`_lc_message`)
-                raise err(f"a LangChain message object in a log read as {fmt}", i)
-            continue
         d = dialect(m)
-        if fmt == "langchain" and d is None and isinstance(m, dict):
-            continue  # the reader names what is missing
+        if not isinstance(m, dict):  # an object is its library's, but for its content, which
+            if d is None or d[0] != fmt:  # the reader of that format checks
+                what = (get(d[0]).title or d[0]) if d is not None else type(m).__name__
+                raise err(f"a {what} message object in a log read as {fmt}", i)
+            continue
         if d is not None and d[0] != fmt:
             raise err(
                 f"written in the {d[0]} format in a log read as {fmt}: the log mixes formats",
                 i,
                 d[1],
             )
-        if fmt == "langchain" and isinstance(m.get("data"), dict):
-            lc_blocks(m["data"], i)
-        elif fmt == "langchain" and lc_serialized(m) and isinstance(m.get("kwargs"), dict):
-            lc_blocks(m["kwargs"], i, "kwargs.")
+        if d is not None:
+            f.check_message(m, i)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from workbench.closure.logs.formats import get
 from workbench.closure.window.spans import closure_patterns
 from workbench.common.seeds import rng as seeded
 
@@ -20,158 +21,15 @@ ROUNDS_STREAM = 21  # the generated conversation's one stream under its seed
 # --- rendering --------------------------------------------------------------------------------
 
 
-def _result_text(res) -> str:
-    return res if isinstance(res, str) else json.dumps(res)
-
-
-def to_openai(conv) -> list[dict]:
-    out = []
-    for step in conv:
-        kind = step[0]
-        if kind in ("system", "user", "assistant"):
-            out.append({"role": kind, "content": step[1]})
-        elif kind == "calls":
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": step[1] or None,
-                    "tool_calls": [
-                        {
-                            "id": cid,
-                            "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(args)},
-                        }
-                        for cid, name, args in step[2]
-                    ],
-                }
-            )
-        else:
-            for cid, res in step[1]:
-                content = res if isinstance(res, list) else _result_text(res)
-                out.append({"role": "tool", "tool_call_id": cid, "content": content})
-    return out
-
-
-def to_anthropic(conv) -> dict:
-    system, msgs = None, []
-
-    def push(role, blocks):
-        # turns alternate: consecutive same-role steps share one turn (a turn's tool_result
-        # blocks first), so an assistant's text and its tool calls share a message
-        if msgs and msgs[-1]["role"] == role:
-            merged = msgs[-1]["content"] + blocks
-            merged.sort(key=lambda b: b["type"] != "tool_result")
-            msgs[-1]["content"] = merged
-        else:
-            msgs.append({"role": role, "content": blocks})
-
-    for step in conv:
-        kind = step[0]
-        if kind == "system":
-            system = step[1]
-        elif kind in ("user", "assistant"):
-            push(kind, [{"type": "text", "text": step[1]}])
-        elif kind == "calls":
-            text = [{"type": "text", "text": step[1]}] if step[1] else []
-            push(
-                "assistant",
-                text
-                + [
-                    {"type": "tool_use", "id": cid, "name": name, "input": args}
-                    for cid, name, args in step[2]
-                ],
-            )
-        else:
-            push(
-                "user",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": cid,
-                        "content": res if isinstance(res, list) else _result_text(res),
-                    }
-                    for cid, res in step[1]
-                ],
-            )
-    body = {"messages": msgs}
-    if system is not None:
-        body = {"system": system, **body}
-    return body
-
-
-def to_langchain(conv) -> list[dict]:
-    """`messages_to_dict` shape, written without langchain-core."""
-
-    def msg(kind, **data):
-        base = {"content": "", "additional_kwargs": {}, "response_metadata": {}, "type": kind}
-        base.update({"name": None, "id": None})
-        base.update(data)
-        return {"type": kind, "data": base}
-
-    out = []
-    for step in conv:
-        kind = step[0]
-        if kind == "system":
-            out.append(msg("system", content=step[1]))
-        elif kind == "user":
-            out.append(msg("human", content=step[1]))
-        elif kind == "assistant":
-            out.append(msg("ai", content=step[1], tool_calls=[], invalid_tool_calls=[]))
-        elif kind == "calls":
-            calls = [{"name": n, "args": a, "id": c, "type": "tool_call"} for c, n, a in step[2]]
-            out.append(msg("ai", content=step[1], tool_calls=calls, invalid_tool_calls=[]))
-        else:
-            for cid, res in step[1]:
-                content = res if isinstance(res, list) else _result_text(res)
-                out.append(
-                    msg("tool", content=content, tool_call_id=cid, artifact=None, status="success")
-                )
-    return out
-
-
-def to_responses(conv) -> list[dict]:
-    """An OpenAI Responses API input item list."""
-    out = []
-
-    def parts(kind, text):
-        return [{"type": kind, "text": text}]
-
-    for step in conv:
-        kind = step[0]
-        if kind == "system":
-            out.append({"type": "message", "role": "system", "content": step[1]})
-        elif kind == "user":
-            out.append({"type": "message", "role": "user", "content": parts("input_text", step[1])})
-        elif kind == "assistant" or kind == "calls" and step[1]:
-            text = parts("output_text", step[1])
-            out.append({"type": "message", "role": "assistant", "content": text})
-        if kind == "calls":
-            out += [
-                {"type": "function_call", "call_id": c, "name": n, "arguments": json.dumps(a)}
-                for c, n, a in step[2]
-            ]
-        elif kind == "results":
-            for cid, res in step[1]:
-                output = (
-                    [{"type": "input_text", "text": b["text"]} for b in res]
-                    if isinstance(res, list)
-                    else _result_text(res)
-                )
-                out.append({"type": "function_call_output", "call_id": cid, "output": output})
-    return out
-
-
-RENDER = {
-    "openai": to_openai,
-    "anthropic": to_anthropic,
-    "langchain": to_langchain,
-    "responses": to_responses,
-}
+to_openai = get("openai").render
+to_anthropic = get("anthropic").render
+to_langchain = get("langchain").render
+to_responses = get("responses").render
 
 
 def render(conv, format: str):
-    """A conversation in one format."""
-    return RENDER[format](conv)
+    """A conversation in one format (the format's own `render`)."""
+    return get(format).render(conv)
 
 
 # --- conversations from the simulated agent's episodes ----------------------------------------

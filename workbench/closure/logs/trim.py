@@ -21,8 +21,8 @@ from functools import cached_property
 import numpy as np
 
 from workbench.closure.logs import read
+from workbench.closure.logs.formats import get
 from workbench.closure.logs.logtypes import Log, LogReport, Message, approx_tokens, check, text_of
-from workbench.closure.logs.readers import READERS
 from workbench.closure.logs.writers import write
 from workbench.common.encoders import LexicalEncoder
 
@@ -256,10 +256,8 @@ def output_tokens(log: Log, out, kept, cost, counter) -> int:
     unchanged = {id(raws[i]) for i in kept}
     fresh = [o for o in items if id(o) not in unchanged]
     if fresh:
-        total += sum(counter(m) for m in READERS[log.format](fresh).messages)
-    top = None
-    if isinstance(out, dict):
-        top = out.get("system") if log.format == "anthropic" else out.get("instructions")
+        total += sum(counter(m) for m in get(log.format).read(fresh).messages)
+    top = get(log.format).system_of(out)
     if top is not None:
         total += counter(Message(-1, "system", text_of(top, None, "system")))
     return total
@@ -281,8 +279,8 @@ def trim_log(
 
     strategy 'last' keeps the newest blocks that fit, as a contiguous suffix; 'relevance' walks the
     blocks by lexical relevance to `goal` (default: the last user message), newest first on ties,
-    skipping a block that does not fit. `start_on_user` (default: Anthropic only, which requires
-    it) drops leading kept blocks until the first non-system message is a user message. `counter`
+    skipping a block that does not fit. `start_on_user` (default: the format's, Anthropic's
+    requires it) drops leading kept blocks until the first non-system message is a user message. `counter`
     prices a `Message` (the default is langchain-core's approximate rule); tombstones are priced
     by it too. `pattern`: what else counts as an id (`workbench.closure.logs.flow`); `tombstones`:
     ids the request stands in for already (written with the trim's own, priced with them)."""
@@ -291,7 +289,7 @@ def trim_log(
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
     if start_on_user is None:
-        start_on_user = log.format == "anthropic"
+        start_on_user = get(log.format).starts_on_user
     msgs = log.messages
     plan = Plan(log, counter, pattern, tombstones)
     blocks, bad = plan.blocks, plan.bad
@@ -299,8 +297,8 @@ def trim_log(
     pinned = {plan.block_of[i] for i in [*log.carried, *log.compactions]}
     system = [b for b, members in enumerate(blocks) if msgs.role[members[0]] == "system"]
     has_preamble = (keep_system and system) or log.system is not None
-    if log.format == "anthropic" and log.body is None:
-        has_preamble = True  # the note goes into the first user turn
+    if get(log.format).preamble_free(log.body):
+        has_preamble = True  # the note costs no system message of its own
     new_preamble = 0 if has_preamble else plan._empty + 1
     fixed = counter(Message(-1, "system", log.system_text())) if log.system is not None else 0
     fixed += sum(map(plan.tcost, given))

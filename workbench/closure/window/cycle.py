@@ -61,7 +61,7 @@ class Cycle:
         )
 
 
-def _walk(order, score, cost, need_soft: int, need_hard: int, threshold: float, extra=None):
+def walk_units(order, score, cost, need_soft: int, need_hard: int, threshold: float, extra=None):
     """Evict items of `order` (lowest score first): below `threshold` until `need_soft` tokens are
     freed, then any until `need_hard` are. `extra[u]` is a cost an eviction adds (a tombstone)."""
     out, taken, freed = [], set(), 0
@@ -418,7 +418,7 @@ class RelevanceManager:
         """(positions the scorer alone would evict, unit scores or None for span scores)."""
         # lowest first; among equal scores the later span goes first, as the note's
         # sorted(..., reverse=True) keeps the earlier of two ties: the order `_ord` keeps. The
-        # walk (`_walk` on that order) takes a prefix: below the threshold until the soft need,
+        # walk (`walk_units` on that order) takes a prefix: below the threshold until the soft need,
         # then on until the hard need
         order = _Positions(self._ord)
         need_soft, need_hard = self._needs(target)

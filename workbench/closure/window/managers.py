@@ -22,7 +22,7 @@ import numpy as np
 from workbench.closure.window import fastgate, rule
 from workbench.closure.window.cycle import (
     RelevanceManager,
-    _walk,
+    walk_units,
 )
 from workbench.closure.window.spans import (
     TOMBSTONE_COST,
@@ -244,7 +244,7 @@ class AtomicManager(RelevanceManager):
         extra = {u: self._extra(ms) for u, ms in members.items()}
         # lowest first; among equal scores the later unit goes first (the note's tie-break)
         order = sorted((u for u in members if uscore[u] < math.inf), key=lambda u: (uscore[u], -u))
-        units = _walk(order, uscore, ucost, *self._needs(target), self.threshold, extra)
+        units = walk_units(order, uscore, ucost, *self._needs(target), self.threshold, extra)
         unit_score = {i: uscore[lab[i]] for i in W}
         return [i for u in units for i in members[u]], unit_score
 
