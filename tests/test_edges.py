@@ -905,33 +905,3 @@ def test_a_window_that_is_neither_spans_nor_a_log_names_the_file(tmp_path, capsy
         path.write_text(text)
         assert run(["closure", "check", path]) == 2
         assert "odd.jsonl" in error_line(capsys.readouterr().err)
-
-
-def test_a_long_pause_of_the_collector_leaves_what_it_built_old_and_nothing_frozen():
-    """`paused_gc`: past `_MANY` new objects, what the pause built and kept goes straight to the
-    oldest generation (the young generations' next passes do not walk it again); nothing stays
-    frozen, and a cycle built in the pause is still collected."""
-    import gc
-    import weakref
-
-    class Node:
-        pass
-
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        gc.collect()
-        with wio.paused_gc():
-            built = [[i] for i in range(2 * wio._MANY)]
-            a, b = Node(), Node()
-            a.other, b.other = b, a  # a cycle only the collector frees
-            gone = weakref.ref(a)
-        assert gc.get_freeze_count() == 0
-        assert gc.get_count()[0] < wio._MANY  # not left for the young generation's next pass
-        assert any(o is built for o in gc.get_objects(generation=2))
-        del a, b
-        gc.collect()
-        assert gone() is None
-    finally:
-        if not was:
-            gc.disable()

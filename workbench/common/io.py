@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import gc
 import io
 import json
 import os
@@ -57,32 +56,6 @@ class InputError(ValueError):
             line=self.line if self.line is not None else line,
             field=self.field,
         )
-
-
-_MANY = 50_000  # objects built in a pause past which they go straight to the oldest generation
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small, acyclic objects (a log or
-    store read whole): its passes over the growing heap otherwise cost about as much as the
-    building itself. Reference counting still frees everything; the collector resumes after.
-
-    What a long pause built and kept (a log, an index, a replay's cycles) is long-lived: past
-    `_MANY` new objects they are moved to the oldest generation at once (`gc.freeze` then
-    `gc.unfreeze`), instead of being walked by the young generations' next passes, which cost
-    a tenth of a 100,000-span replay. Nothing is left frozen; the next full collection sees
-    them (and any cycle among them) as usual."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if gc.get_count()[0] > _MANY:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 class OutputError(InputError):

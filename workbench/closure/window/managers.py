@@ -32,7 +32,6 @@ from workbench.closure.window.spans import (
     components,
     tombstone_span,
 )
-from workbench.common.io import paused_gc
 from workbench.common.options import check_number
 from workbench.common.seeds import Draw
 from workbench.dsgc.policies import PolicySetting
@@ -440,18 +439,16 @@ def replay(
         manager.index.extend(spans)
         loading.join()  # (the collector runs meanwhile: a first compile makes much garbage)
         if loaded[0] is None:
-            with paused_gc():
-                fastgate.replay(manager, spans, emb, sims)
+            fastgate.replay(manager, spans, emb, sims)
             return manager
         manager.index = SpanIndex(manager.index.patterns)  # numba failed: over again, in Python
     manager.reserve(manager.n + len(spans))
     k = 0
-    with paused_gc():
-        while k < len(spans):
-            j = k
-            while j < len(spans) and spans[j].turn == spans[k].turn:
-                j += 1
-            manager.add(*spans[k:j], emb=emb[k:j], sims=sims[k:j])
-            manager.step(goal, spans[k].turn)
-            k = j
+    while k < len(spans):
+        j = k
+        while j < len(spans) and spans[j].turn == spans[k].turn:
+            j += 1
+        manager.add(*spans[k:j], emb=emb[k:j], sims=sims[k:j])
+        manager.step(goal, spans[k].turn)
+        k = j
     return manager

@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.common.encoders import token_cost
 from workbench.common.handles import HANDLE_RE, Patterns
-from workbench.common.io import InputError, UniqueIds, atomic_write_text, paused_gc, read_jsonl
+from workbench.common.io import InputError, UniqueIds, atomic_write_text, read_jsonl
 from workbench.dsgc.policies import eviction_margin
 
 ROLES = ("system", "user", "reasoning", "call", "result", "retrieval", "tombstone")
@@ -192,18 +192,17 @@ def load_spans(path: str | os.PathLike) -> list[Span]:
     """Read a JSONL span log; a bad line raises SpanError naming file, line and field."""
     path = str(path)
     spans, ids = [], UniqueIds("span", SpanError, path)
-    with paused_gc():
-        for lineno, obj in read_jsonl(path, SpanError):
-            span = span_from_dict(obj, path=path, line=lineno)
-            ids.add(span.id, lineno)
-            if spans and span.turn < spans[-1].turn:
-                raise SpanError(
-                    f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
-                    path=path,
-                    line=lineno,
-                    field="turn",
-                )
-            spans.append(span)
+    for lineno, obj in read_jsonl(path, SpanError):
+        span = span_from_dict(obj, path=path, line=lineno)
+        ids.add(span.id, lineno)
+        if spans and span.turn < spans[-1].turn:
+            raise SpanError(
+                f"turn {span.turn} goes back in time (previous {spans[-1].turn})",
+                path=path,
+                line=lineno,
+                field="turn",
+            )
+        spans.append(span)
     return spans
 
 
@@ -344,9 +343,8 @@ class SpanIndex:
         return i
 
     def extend(self, spans) -> SpanIndex:
-        with paused_gc():
-            for s in spans:
-                self.add(s)
+        for s in spans:
+            self.add(s)
         return self
 
     def _edge_list(self) -> list[tuple[int, int]]:
