@@ -1,7 +1,7 @@
 """Regenerate the explorer's generated static files in workbench/explore/static/.
 
 - specs.json: the live chart specs (charts.live_specs()), so the explorer's kernel never has to
-  import altair (which takes seconds) to show a page; tests/test_explorer.py checks it is current.
+  import altair (which takes seconds) to show a page; tests/explore/test_explorer.py checks it is current.
 - vega-bundle.js (with --vega): vega, vega-lite and vega-embed as one ES module, bundled offline
   by the vl-convert-python wheel (see workbench/explore/static/README.md). Rebuild it when vl-convert or
   altair's vega-lite version changes.

@@ -14,7 +14,7 @@ commit, to measure before a change) with 6 seats on 127.0.0.1 and prints one lin
 - the token in the log (lines other than the printed links), and a cookie across a restart;
 - an upload under the sentence encoder: files written in the sentence cache folder.
 
-Nothing here is a test (tests/test_room_hostile.py is): these are the figures the issue quotes,
+Nothing here is a test (tests/explore/test_room_hostile.py is): these are the figures the issue quotes,
 taken again the same way.
 """
 

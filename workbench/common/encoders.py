@@ -420,6 +420,10 @@ class CachedEncoder:
     def _keys(self, texts: Sequence[str]) -> list[str]:
         return list(texts) if self.by_text else [_text_key(t) for t in texts]
 
+    def __len__(self) -> int:
+        """How many texts' rows it holds in memory."""
+        return len(self._memo)
+
     def has_all(self, texts: Sequence[str]) -> bool:
         """Are all these texts cached (memory or disk), so encoding them needs no model?"""
         if not self._disk_loaded:

@@ -5,7 +5,7 @@ arrays instead of one Python call per span and per cycle.
 `managers.replay` takes this path for a fresh gate in its default configuration (closure
 enforced, mode 'throttle', not strict) over a log of `managers.COMPILED_MIN` spans or more, when
 numba is installed (`managers.compiled`), and the Python manager's loop otherwise;
-`tests/test_fastgate.py` checks that both give the same cycles, window, held spans and
+`tests/closure/test_fastgate.py` checks that both give the same cycles, window, held spans and
 over-budget turns, byte for byte, on logs with pins, supplied scores, tombstones, repairs and
 throttles, and that a manager replayed here goes on (add, step) exactly as one replayed in Python.
 

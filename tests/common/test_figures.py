@@ -16,7 +16,7 @@ import pytest
 from workbench.common import fonts
 from workbench.common.notebook import figure_spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 RENDER = """
 import hashlib, json, sys

@@ -19,7 +19,7 @@ from workbench.recall import squad
 from workbench.recall.episodes import DISTRACTOR_SLOTS, FACT_SLOTS, MARKER
 from workbench.recall.rules import RETENTION_RULES, expose, retain, selection_scores
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "squad_tiny.json"
 
 

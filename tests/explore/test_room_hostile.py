@@ -401,7 +401,7 @@ def test_a_room_s_caches_are_held_in_memory(tmp_path):
     texts = [f"uploaded text {i}" for i in range(10)]
     assert np.array_equal(held.encode(texts), free.encode(texts))
     assert (tmp_path / "b" / "probe.npz").stat().st_mtime_ns == stamp  # nothing written
-    assert len(held._memo) == 2 + 3 and held.has_all(["warm one", "warm two"])
+    assert len(held) == 2 + 3 and held.has_all(["warm one", "warm two"])
     assert np.array_equal(held.encode(texts[:2]), free.encode(texts[:2]))  # dropped: again
 
 

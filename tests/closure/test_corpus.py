@@ -17,7 +17,7 @@ from workbench.closure import logs
 from workbench.closure.logs import trim
 from workbench.closure.logs.formats.langchain import serialized as lc_serialized
 
-CORPUS = Path(__file__).resolve().parents[1] / "data/logs/heldout"
+CORPUS = Path(__file__).resolve().parents[2] / "data/logs/heldout"
 ROWS = list(csv.DictReader((CORPUS / "expected.csv").open(encoding="utf-8")))
 READABLE = [r for r in ROWS if r["exit"] != "2"]
 

@@ -204,8 +204,8 @@ def test_a_large_lexical_batch_skips_the_memo_and_gives_the_same_bytes():
     texts = [f"poll job_{i:05x} for the churn model, step {i % 7}" for i in range(RECOMPUTE_BATCH)]
     big = CachedEncoder(LexicalEncoder())
     whole = big.encode(texts)
-    assert big.encoded == len(texts) and not big._memo  # encoded, not kept
+    assert big.encoded == len(texts) and len(big) == 0  # encoded, not kept
     small = CachedEncoder(LexicalEncoder())
     parts = np.concatenate([small.encode(texts[i : i + 500]) for i in range(0, len(texts), 500)])
-    assert len(small._memo) == len(set(texts))  # the small batches are memoized
+    assert len(small) == len(set(texts))  # the small batches are memoized
     assert whole.tobytes() == parts.tobytes()

@@ -27,7 +27,7 @@ from workbench.explore.explorer import payload
 from workbench.explore.lessons import neutral_ids
 from workbench.explore.workshop import Workshop
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "room-test-token-of-32-characters"
 
 

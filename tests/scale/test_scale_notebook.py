@@ -13,7 +13,7 @@ from workbench.common.provenance import COLUMNS, recorded, stamp
 from workbench.reproduce import NOTEBOOK_DIR
 from workbench.scale import bigstore, charts, report, stepcost
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 
 

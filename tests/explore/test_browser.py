@@ -27,7 +27,7 @@ from workbench.explore.explorer import Upload, payload, ranking_table, read_uplo
 from workbench.explore.workshop import LAMBDAS, Workshop, neutral_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT_MS = 120_000
 ANSWERED = """v => { const r = document.querySelector('.wbx');

@@ -77,7 +77,7 @@ def test_exact_match_follows_the_squad_script():
 
 
 def test_squad_answers_score_against_every_gold(global_seed):
-    pool = squad.load_squad(Path(__file__).parent / "fixtures" / "squad_v11_structure.json")
+    pool = squad.load_squad(Path(__file__).parents[1] / "fixtures" / "squad_v11_structure.json")
     ep = squad.squad_episodes(pool, 30, seed=global_seed)
     g = R.run_grid(ep, encoder=get_encoder("lexical"))
     golds = {t.question: t.golds for t in pool.targets}

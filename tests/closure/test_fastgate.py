@@ -48,7 +48,7 @@ def _mixed(seed: int, n: int) -> list[Span]:
     return out
 
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "data" / "logs").glob("*.jsonl"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "data" / "logs").glob("*.jsonl"))
 
 LOGS = {
     "long0": lambda: long_log(2500, seed=0),

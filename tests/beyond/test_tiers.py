@@ -10,7 +10,7 @@ from workbench.beyond import tiers
 from workbench.beyond.mentions import mentions
 from workbench.closure.logs import read
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _log(*later):

@@ -28,7 +28,7 @@ from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.scenario import Scenario, ScenarioError, load_scenarios
 from workbench.dsgc.trace import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HANDWRITTEN = ROOT / "data" / "handwritten" / "scenarios.jsonl"
 FILL = [f"Note {k} about the canteen menu this week." for k in range(16)]  # a store around them
 

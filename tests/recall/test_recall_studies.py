@@ -132,7 +132,7 @@ def test_every_saved_table_states_source_and_reader(tmp_path):
 def test_cli_tables_state_source_and_reader(tmp_path):
     from workbench.cli import main
 
-    fixture = Path(__file__).parent / "fixtures" / "squad_tiny.json"
+    fixture = Path(__file__).parents[1] / "fixtures" / "squad_tiny.json"
     for args, source in [([], "synthetic"), (["--squad", str(fixture)], "fixture")]:
         out = tmp_path / source
         rc = main(

@@ -20,7 +20,7 @@ from workbench.explore.explorer import payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_MS = 180_000
 SETTINGS = {
     "@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": 2},

@@ -10,7 +10,7 @@ from workbench.dsgc.generator import TEMPLATES, TIERS, generate, generate_many
 from workbench.dsgc.scenario import dumps, load_scenarios
 from workbench.dsgc.trace import read_answer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("template", list(TEMPLATES))

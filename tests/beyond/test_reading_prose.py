@@ -20,7 +20,7 @@ from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import load_scenarios
 from workbench.dsgc.unseen import input_warnings, lexical_blind
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILL = [f"Reminder {k}: the kettle in the break room is descaled on Fridays." for k in range(16)]
 
 

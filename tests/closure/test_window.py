@@ -20,7 +20,7 @@ from workbench.closure.window import spans as closure
 from workbench.closure.window.spans import ContextClosureError, Span, SpanError
 from workbench.common import handles
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "data" / "logs"
 EXAMPLE = LOGS / "submit_poll.jsonl"
 

@@ -1,6 +1,6 @@
 """The explorer's and the workshop's kernel side, without a browser: the rows a page is sent, the
 URL state, uploads, inactive controls, the loading path, the workshop's reveals and score, and the
-generated static files (tests/test_browser.py drives the same code in Chromium)."""
+generated static files (tests/explore/test_browser.py drives the same code in Chromium)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from workbench.explore import explorer as ex
 from workbench.explore import widgets
 from workbench.explore.workshop import NONE, Workshop, neutral_ids
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = [
     Setting(),
     Setting(template="role", seed=3, total_blocks=50, lam=0.5, hops=2),
@@ -205,7 +205,7 @@ def test_the_copied_link_in_jupyterlab_is_the_rooms_address():
     one table the server checks against."""
     from workbench.common.options import SLIDERS
 
-    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     assert f"--port $(or $(PORT),{ex.ROOM_PORT})" in makefile  # `make app` serves there
     view = ex.explorer(Setting(), warm=False)
     assert view.link_base == f"http://127.0.0.1:{ex.ROOM_PORT}/explorer" and not view.follow

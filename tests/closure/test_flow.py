@@ -219,7 +219,7 @@ def test_responses_tool_search_pairs_server_calls_and_null_ids():
 
 
 def test_every_unlimited_trim_of_a_real_shaped_log_is_the_log():
-    corpus = Path(__file__).resolve().parents[1] / "data/logs/heldout"
+    corpus = Path(__file__).resolve().parents[2] / "data/logs/heldout"
     for path in sorted(corpus.glob("*.json")):
         try:
             log = logs.load(path)
