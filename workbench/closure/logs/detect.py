@@ -58,10 +58,11 @@ def unread(obj) -> tuple[str, str | None, int | None] | None:
     return None
 
 
-def dialect(m) -> tuple[str, str] | None:
+def dialect(m, order=None) -> tuple[str, str] | None:
     """(format, field) that a message's own keys say it is written in, or None when it could be
-    any (a plain {role, content} chat message); the formats are asked in their precedence."""
-    for f in by_precedence():
+    any (a plain {role, content} chat message); the formats are asked in their precedence
+    (`order`: `by_precedence()`, given once for a whole log)."""
+    for f in order or by_precedence():
         fld = f.says(m)
         if fld is not None:
             return f.name, fld
@@ -76,9 +77,9 @@ def detect(obj) -> str:
     shape = unread(obj)
     if shape is not None:
         raise err(UNREAD[shape[0]], shape[2], shape[1])
-    msgs = obj
+    msgs, order = obj, by_precedence()
     if isinstance(obj, dict):
-        for f in by_precedence():
+        for f in order:
             if f.says_body(obj):
                 return f.name
         if "messages" not in obj:
@@ -87,18 +88,18 @@ def detect(obj) -> str:
     if not isinstance(msgs, list):
         raise err("expected a list of messages")
     for m in msgs:
-        d = dialect(m)
+        d = dialect(m, order)
         if d is not None:
             return d[0]
-    return next(f.name for f in by_precedence() if f.plain)
+    return next(f.name for f in order if f.plain)
 
 
 def no_mixing(obj, fmt: str) -> None:
     """A log read as one format whose message is written in another mixes formats."""
-    f = get(fmt)
+    f, order = get(fmt), by_precedence()
     msgs = f.split(obj)[1] if isinstance(obj, dict) else obj
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
-        d = dialect(m)
+        d = dialect(m, order)
         if not isinstance(m, dict):  # an object is its library's, but for its content, which
             if d is None or d[0] != fmt:  # the reader of that format checks
                 what = (get(d[0]).title or d[0]) if d is not None else type(m).__name__

@@ -87,9 +87,6 @@ class LangChainMessages(LogFormat):
             _message(out, i, d, order)
         return Log(self.name, out, body=body)
 
-    def split(self, obj):
-        return (obj, obj.get("messages", [])) if isinstance(obj, dict) else (None, obj)
-
     def in_place(self, i, j, last_call, turn, raws) -> bool:
         return j == last_call
 
