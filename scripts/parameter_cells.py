@@ -28,6 +28,8 @@ def rewrite(name: str) -> bool:
     path.write_text(new, encoding="utf-8")
     bin_ = Path(sys.executable).parent
     subprocess.run([bin_ / "ruff", "format", "-q", str(path)], check=True)
+    if path.read_text(encoding="utf-8") == text:  # only the quotes differed before formatting
+        return False
     subprocess.run([bin_ / "jupytext", "--sync", "-q", str(path)], check=True, cwd=path.parent)
     return True
 

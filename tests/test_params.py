@@ -90,7 +90,7 @@ def test_the_parameters_module_imports_no_engine():
         "print(sorted(m for m in sys.modules if m.startswith('workbench.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = eval(out.stdout)
+    loaded = ast.literal_eval(out.stdout)
     assert all(m.startswith(("workbench.common", "workbench.params")) for m in loaded), loaded
 
 

@@ -50,8 +50,7 @@ class Toy(LogFormat):
             out.add(ROLES[who], text, calls, answers, m, args)
         return Log(self.name, out, body=body)
 
-    def in_place(self, i, j, last_call, turn, raws):
-        return j == last_call
+    results_follow_call = True
 
     def noted(self, body, items, note):
         return self.join(body, [{"who": "rules", "say": note}, *items])

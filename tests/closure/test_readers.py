@@ -163,3 +163,20 @@ def test_a_budget_above_the_log_gives_it_back_unchanged():
     t = trim.trim_log(log, 10**6)
     assert t.output == src and t.tombstones == () and t.fits
     assert not t.report.closed and t.closed  # the echoed ids stay the input's own orphans
+
+
+def test_a_subclass_of_a_langchain_message_is_read_and_other_formats_refuse_objects():
+    """An agent's own message class derived from LangChain's is LangChain's (read as given or
+    detected); a message object in a log read as a JSON format is refused by name."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    class Ticket(HumanMessage):  # defined here, not in langchain_core
+        pass
+
+    objs = [Ticket("restart job_7f3a"), AIMessage("done")]
+    assert len(logs.read(objs, "langchain").messages) == 2
+    assert logs.read(objs).format == "langchain"
+    with pytest.raises(
+        logs.LogError, match="message 0: a LangChain message object in a log read as openai"
+    ):
+        logs.read(objs, "openai")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from workbench.common.options import RANGES, SLIDERS, check_choice, check_number, describe
@@ -65,7 +66,7 @@ class Slider:
         return value
 
     def words(self) -> str:
-        _, lo, hi, step = SLIDERS[self.slider]
+        _, lo, hi, _ = SLIDERS[self.slider]
         return f"{_g(lo)}..{_g(hi)} (the slider's range)"
 
 
@@ -258,7 +259,7 @@ class Parameters:
     def __contains__(self, name: str) -> bool:
         return name in self.by_name
 
-    @property
+    @cached_property
     def by_name(self) -> dict[str, Param]:
         return {p.name: p for p in self.params}
 

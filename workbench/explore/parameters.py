@@ -21,7 +21,7 @@ from workbench.dsgc.trace import WORKED
 
 BLOCKS = (20, 50)  # the store sizes the explorer offers
 TEMPLATE_CHOICES = (WORKED, *TEMPLATES)
-TARGETS = ("role", "profile")  # the workshop's targets
+TARGETS = tuple(n for n, t in TEMPLATES.items() if t.regime == "target")  # the workshop's
 
 PARAMETERS = {
     "05_explorer": Parameters((

@@ -22,6 +22,7 @@ from workbench.dsgc.trace import Setting
 from workbench.explore import messages
 from workbench.explore.explorer import MAX_UPLOAD, ExplorerSession, read_upload, upload_name, view
 from workbench.explore.pages import Page
+from workbench.explore.parameters import TARGETS
 from workbench.explore.warmup import WARMUP
 from workbench.explore.widgets import specs
 from workbench.explore.workshop import Workshop
@@ -49,7 +50,7 @@ def _seed(name: str):
 # the workshop's constructor arguments a link may change: query key -> (argument, check)
 WORKSHOP_KEYS = {
     "encoder": ("encoder", lambda v: check_choice("encoder", v, ENCODERS)),
-    "tpl": ("template", lambda v: check_choice("template", v, ("role", "profile"))),
+    "tpl": ("template", lambda v: check_choice("template", v, TARGETS)),
     "seed": ("seed", _seed("seed")),
     "hop_seed": ("hop_seed", _seed("hop_seed")),
     "M": ("multiplier", lambda v: check_slider("multiplier", float(v), label="M")),

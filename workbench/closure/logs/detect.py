@@ -100,8 +100,8 @@ def no_mixing(obj, fmt: str) -> None:
     msgs = f.split(obj)[1] if isinstance(obj, dict) else obj
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
         d = dialect(m, order)
-        if not isinstance(m, dict):  # an object is its library's, but for its content, which
-            if d is None or d[0] != fmt:  # the reader of that format checks
+        if not isinstance(m, dict):  # an object: a format that reads objects reads it (and checks
+            if not f.objects:  # its content); another format names what it was given
                 what = (get(d[0]).title or d[0]) if d is not None else type(m).__name__
                 raise err(f"a {what} message object in a log read as {fmt}", i)
             continue

@@ -11,7 +11,7 @@ result). The closure is order-aware:
   message where the value first appeared, a tool result or a person's words) is defined by a kept
   message, or a typed tombstone `{"evicted_ref": id}` stands for it.
 
-The wire formats are read in `workbench.closure.logs.readers`, checked in
+The wire formats are read in `workbench.closure.logs.formats`, checked in
 `workbench.closure.logs.rules` and written in `workbench.closure.logs.writers`.
 """
 
@@ -171,7 +171,7 @@ class Messages:
 
 @dataclass(repr=False)
 class Log:
-    """An agent log in one of the wire formats (`workbench.closure.logs.readers.FORMATS`)."""
+    """An agent log in one of the wire formats (`workbench.closure.logs.formats.FORMATS`)."""
 
     format: str
     messages: Messages  # (a list of `Message`s is taken too)

@@ -9,7 +9,7 @@ brings back the blocks holding the definition of every id it uses (to a fixpoint
 definition does not fit, the id gets the note's typed tombstone `{"evicted_ref": id,
 "recoverable": true}` in the system preamble instead, priced by the same token counter as the
 messages. A log that fits is given back unchanged. What cannot fit is reported (`over_budget`,
-`conversation`, `fits`), never silent. The output has the shape that was read (see `readers`).
+`conversation`, `fits`), never silent. The output has the shape that was read (its format's `write`).
 """
 
 from __future__ import annotations

@@ -7,13 +7,14 @@ judges or writes a log asks it (`get(name)`) instead of branching on its name. I
 - who it is: `name`; `key`, where a request body holds its messages; `system_key`, a body's
   top-level system prompt, if the format has one; `precedence`, its place when formats are
   guessed (lower is asked first); `plain`, the format a chat no other format claims reads as;
+  `objects`, whether it reads a library's message objects;
 - detect: `says(message)`, the field that shows a message is written in this format (or None),
   `says_body(body)`, whether a body's own keys show it, `check_message(message, i)`, what else a
   message of this format must not hold of another format;
 - read: `read(obj) -> Log`, naming the message and field of whatever is wrong;
 - the provider's rules: `turns(raws)`, each message's turn; `in_place(i, j, last_call, turn,
   raws)`, whether the result at message i stands where the provider takes the result of the call
-  at j; `misplaced(cid, j)`, what to say when it does not; `turn_rules(log)`, what a kept subset
+  at j (`results_follow_call`: right after it, the default's one rule); `misplaced(cid, j)`, what to say when it does not; `turn_rules(log)`, what a kept subset
   can break; `starts_on_user`, whether a request starts on a person's turn; `id_field(log, m, k,
   kind)`, where a call id (or an answered one) is written;
 - write: `noted(body, items, note)`, a request with the typed tombstones joined to its system
@@ -115,6 +116,8 @@ class LogFormat:
     system_key: str | None = None
     precedence = 50
     plain = False
+    objects = False  # it reads a library's message objects, not only decoded JSON
+    results_follow_call = False  # a call's results come right after it, only results between
     starts_on_user = False
     text_part = "text"  # the type of a text part this format writes
 
@@ -153,7 +156,8 @@ class LogFormat:
         return list(range(len(raws)))
 
     def in_place(self, i: int, j: int, last_call: int, turn: list, raws: list) -> bool:
-        return True
+        """`last_call`: the message the current run of results follows."""
+        return j == last_call if self.results_follow_call else True
 
     def misplaced(self, cid: str, j: int) -> str:
         return (

@@ -64,10 +64,13 @@ class LangChainMessages(LogFormat):
     name = "langchain"
     title = "LangChain"
     precedence = 0
+    objects = True
+    results_follow_call = True
 
     def says(self, m):
-        if not isinstance(m, dict):
-            return "type" if type(m).__module__.startswith("langchain_core") else None
+        if not isinstance(m, dict):  # a message object: its class or one it derives from
+            lc = any(c.__module__.startswith("langchain_core") for c in type(m).__mro__)
+            return "type" if lc else None
         return "type" if ("data" in m and "type" in m) or serialized(m) else None
 
     def check_message(self, m, i) -> None:
@@ -86,9 +89,6 @@ class LangChainMessages(LogFormat):
         for i, d in enumerate(obj):
             _message(out, i, d, order)
         return Log(self.name, out, body=body)
-
-    def in_place(self, i, j, last_call, turn, raws) -> bool:
-        return j == last_call
 
     def id_field(self, log, m, k, kind) -> str:
         pre = "kwargs." if serialized(m.raw) else "data."

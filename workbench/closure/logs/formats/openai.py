@@ -30,6 +30,7 @@ class OpenAIChat(LogFormat):
     name = "openai"
     precedence = 2
     plain = True
+    results_follow_call = True
 
     def says(self, m):
         if not isinstance(m, dict):
@@ -44,9 +45,6 @@ class OpenAIChat(LogFormat):
         for i, m in enumerate(messages):
             _message(out, i, m, order)
         return Log(self.name, out, body=body)
-
-    def in_place(self, i, j, last_call, turn, raws) -> bool:
-        return j == last_call
 
     def id_field(self, log, m, k, kind) -> str:
         if kind == "call":
