@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -53,9 +53,11 @@ explorer(state)
 # an encoder, a policy, the budget multiplier M, λ, τ and the number of hops. The verdict says
 # whether the chain was kept and, if not, which block was displaced, by which block, by what
 # margin. "copy link" gives a link that opens this same view; "save" exports the ranking table
-# (CSV), either chart (SVG or PNG) and the state (JSON). Run it live with `make explore`
-# (JupyterLab) or `make app` (the room server: one page for each participant, see
-# docs/room.md, "Running a room").
+# (CSV), either chart (SVG or PNG) and the state (JSON).
+
+# %% [markdown] tags=["room-hidden"]
+# Run it live with `make explore` (JupyterLab) or `make app` (the room server: one page for each
+# participant, see docs/room.md, "Running a room").
 
 # %% [markdown] tags=["room-hidden"]
 # ## The starting view, stored

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -156,9 +156,10 @@ show_figure(
         "hops",
         "template",
         f"Retention against propagation hops (delta = {DELTA:g})",
-        "mean full-chain retention, whiskers: 95% bootstrap interval over seeds "
-        f"(lexical: {hi - lo} seeds" + (f"; sentence: {s_hi - s_lo} seeds)" if sentence else ")"),
-        x_title="hops (0 = similarity-only)",
+        "mean full-chain retention (0 hops: similarity-only), whiskers: 95% bootstrap interval "
+        f"over seeds (lexical: {hi - lo} seeds"
+        + (f"; sentence: {s_hi - s_lo} seeds)" if sentence else ")"),
+        x_title="hops",
         column="panel",
         colors=charts.TEMPLATE_COLORS,
     ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -76,6 +77,7 @@ class Served:
     url: str
     token: str
     pid: int
+    log: Path | None = None  # what it printed (its links), when started with a log
 
     def link(self, kind: str = "", query: str = "") -> str:
         """A page's address with the token (and more of a query string)."""
@@ -110,6 +112,18 @@ class Served:
         if code == 200:
             sid = json.loads(html.split('id="wb-room-config">')[1].split("</script>")[0])["sid"]
         return code, sid, cookie
+
+
+def instructor_key(log) -> str:
+    """The instructor's key, read from the room's printed link (the log a server was started
+    with); AssertionError when it is not printed within 30 s."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        m = re.search(r"instructor\?key=([A-Za-z0-9_-]+)", Path(log).read_text())
+        if m:
+            return m.group(1)
+        time.sleep(0.2)
+    raise AssertionError("the instructor's link was never printed")
 
 
 def raw_websocket(served: Served, sid: str, cookie: str, rcvbuf: int | None = None):
@@ -189,7 +203,7 @@ def serve(
     )
     try:
         listening(proc, port, timeout, "the room server", log)
-        yield Served(f"http://127.0.0.1:{port}/", token, proc.pid)
+        yield Served(f"http://127.0.0.1:{port}/", token, proc.pid, Path(log) if log else None)
     finally:
         stop(proc, 20)
         if log:

@@ -207,7 +207,7 @@ def test_explorer_notebook_runs_with_injected_parameters(tmp_path):
 def test_workshop():
     rec, p = stored("06_workshop")
     assert (p["ENCODER"], p["TEMPLATE"], p["SEED"], p["HOP_SEED"]) == ("lexical", "role", -1, -1)
-    seed = rec["part1"]["seed"]
+    seed = rec["eviction"]["seed"]
     sc = generate("role", seed)
     # the first seed where similarity-only loses the chain and DSGC keeps it
     first = next(
@@ -216,16 +216,30 @@ def test_workshop():
         if not slow_run(g := generate("role", s), policy="similarity")[2] and slow_run(g)[2]
     )
     assert seed == first
-    assert rec["part1"]["displaced"]  # something was evicted, and it is a chain block
+    assert rec["eviction"]["displaced"]  # something was evicted, and it is a chain block
     lams = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
     kept = [slow_run(sc, lam=lam)[2] for lam in lams]
-    assert rec["part2"]["kept"] == kept
-    assert rec["part2"]["rescue_lambda"] == next(
+    assert rec["lambda"]["kept"] == kept
+    assert rec["lambda"]["rescue_lambda"] == next(
         lam for lam, k in zip(lams, kept, strict=True) if k
     )
-    hop = generate("profile", rec["part3"]["seed"])
-    assert rec["part3"]["kept_by_hops"] == [slow_run(hop, hops=h)[2] for h in (1, 2, 3)]
-    assert rec["part3"]["kept_by_hops"][0] is False
+    hop = generate("profile", rec["hops"]["seed"])
+    assert rec["hops"]["kept_by_hops"] == [slow_run(hop, hops=h)[2] for h in (1, 2, 3)]
+    assert rec["hops"]["kept_by_hops"][0] is False
+    # the answer key of every part: among its choices, the counting parts counted seed by seed
+    from workbench.explore.workshop import Workshop
+
+    ws = Workshop()
+    assert set(rec["answers"]) == set(ws.PARTS)
+    for key, value in rec["answers"].items():
+        values = [v for _, v in ws.question(key).choices]
+        assert all(v in values for v in (value if isinstance(value, list) else [value])), key
+    lost = sum(not slow_run(generate("profile", s, 50))[2] for s in range(15))
+    assert rec["answers"]["13"] == next(
+        lab
+        for lab, _ in ws.question("13").choices
+        if int(lab.split("-")[0]) <= lost <= int(lab.split("-")[1])
+    )
 
 
 # --- the reproduce runner ---------------------------------------------------------------------

@@ -324,3 +324,18 @@ def test_code_carries_no_history_tags():
         if tag.search(line)
     ]
     assert hits == []
+
+
+def test_no_module_changes_the_interpreters_own_settings():
+    """A speed target is never met by a process-wide side effect: no module pauses or tunes the
+    garbage collector or changes the interpreter's switch interval or recursion limit."""
+    setting = re.compile(
+        r"gc\.(disable|freeze|set_threshold)|sys\.set(switchinterval|recursionlimit)"
+    )
+    hits = [
+        f"{p.relative_to(ROOT)}:{k}"
+        for p in (ROOT / "workbench").rglob("*.py")
+        for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if setting.search(line)
+    ]
+    assert hits == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -266,7 +267,7 @@ def test_stored_workshop_reads_without_a_kernel():
     }  # fmt: skip
     for key in ws.PARTS:
         q = ws.question(key)
-        marker = q.html.split("<b>Predict:</b>")[1][:60]
+        marker = q.html.split("<b>Predict")[1][:60]
         assert marker in html, f"part {key}'s question is not in the stored notebook"
         assert all(label in html for label, _ in q.choices)
     assert html.count("<details><summary>The answer") == len(ws.PARTS)  # folded away
@@ -316,3 +317,57 @@ def test_clean_notebook_drops_what_a_save_would_change():
     assert "widgets" not in nb["metadata"] and nb["metadata"]["kernelspec"] == KERNELSPEC
     assert nb["cells"][0]["outputs"][0]["data"] == {"text/plain": "x"}
     assert nb["cells"][0]["metadata"] == {}
+
+
+def test_clean_notebook_numbers_a_second_run_as_a_first():
+    from workbench.common.notebook import clean_notebook
+
+    def cells(*counts):
+        return [
+            {"cell_type": "code", "execution_count": c,
+             "outputs": [{"output_type": "execute_result", "execution_count": c, "data": {}}]}
+            if c is not None else {"cell_type": "code", "execution_count": None, "outputs": []}
+            for c in counts
+        ]  # fmt: skip
+
+    second = clean_notebook({"cells": cells(7, None, 8, 9)})  # Run All twice: counts from 7
+    first = clean_notebook({"cells": cells(1, None, 2, 3)})
+    assert second == first
+    assert [c["execution_count"] for c in second["cells"]] == [1, None, 2, 3]
+    assert [o["execution_count"] for c in second["cells"] for o in c["outputs"]] == [1, 2, 3]
+
+
+def test_a_long_cell_is_named_on_the_progress_line_and_the_kernel_says_nothing(
+    tmp_path, monkeypatch, capfd
+):
+    """The progress line names the notebook and, past SLOW_CELL seconds, the cell running and for
+    how long; the kernel's start-up warning (TCP without encryption) is not printed."""
+    import io
+
+    import nbformat
+    from tqdm import tqdm
+
+    from workbench import reproduce as R
+
+    monkeypatch.setattr(R, "SLOW_CELL", 0.5)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import time"),
+        nbformat.v4.new_code_cell("time.sleep(3)"),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "slow.ipynb"
+    nbformat.write(nb, path)
+    line = io.StringIO()
+    bar = tqdm(total=1, file=line, mininterval=0)
+    with R.CellWatch(bar) as watch:
+        watch.notebook("slow")
+        R.execute(path, tmp_path / "out.ipynb", {}, progress=False, watch=watch)
+    bar.close()
+    said = line.getvalue()
+    assert re.search(r"slow, cell 2: [1-3] s", said), said
+    assert "TCP without encryption" not in capfd.readouterr().err

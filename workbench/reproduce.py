@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import sys
+import threading
+import time
 from pathlib import Path
 
 from workbench import params as P
@@ -12,6 +14,10 @@ from workbench.common.notebook import clean_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
+SLOW_CELL = 10.0  # seconds: a cell running longer is named on the progress line
+# the kernel's own log at ERROR: its start-up warning about TCP transport would repeat once per
+# notebook; a cell's warnings and errors are the notebook's outputs and are unaffected
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
 
 
 class NotebookFailed(RuntimeError):
@@ -43,8 +49,44 @@ def parse_value(text: str):
         return text
 
 
-def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool = True) -> Path:
-    """Run one notebook with papermill; write `out` only if every cell succeeds."""
+class CellWatch:
+    """The progress line's notebook and, for a cell running past SLOW_CELL seconds, that cell and
+    how long it has run (a daemon thread looks once a second while a notebook runs)."""
+
+    def __init__(self, bar):
+        self.bar, self.stem, self.cell, self.since = bar, "", None, 0.0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def notebook(self, stem: str) -> None:
+        self.stem, self.cell = stem, None
+        self.bar.set_postfix_str(stem)
+
+    def on_cell_start(self, cell, cell_index: int, **_) -> None:
+        if self.cell is not None and time.monotonic() - self.since > SLOW_CELL:
+            self.bar.set_postfix_str(self.stem)
+        self.cell, self.since = cell_index, time.monotonic()
+
+    def _watch(self) -> None:
+        while not self.stop.wait(1.0):
+            cell, took = self.cell, time.monotonic() - self.since
+            if cell is not None and took > SLOW_CELL:
+                self.bar.set_postfix_str(f"{self.stem}, cell {cell + 1}: {took:.0f} s")
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def execute(
+    nb: Path, out: Path, parameters: dict | None = None, progress: bool = True, watch=None
+) -> Path:
+    """Run one notebook with papermill; write `out` only if every cell succeeds. `watch` (a
+    CellWatch) is told when each cell starts."""
     import papermill as pm
 
     params = dict(parameters or {})
@@ -64,6 +106,8 @@ def execute(nb: Path, out: Path, parameters: dict | None = None, progress: bool 
                 kernel_name="python3",
                 progress_bar=progress,
                 log_output=False,
+                extra_arguments=KERNEL_ARGS,
+                **({"on_cell_start": watch.on_cell_start} if watch else {}),
             )
         except pm.PapermillExecutionError as e:
             raise NotebookFailed(
@@ -134,7 +178,8 @@ def reproduce(
     print(f"workbench reproduce: {checkout_line()}", file=stream)
     done = []
     bar = tqdm(plans, desc="notebooks", unit="nb", file=stream, disable=not progress)
-    for nb, out, given in bar:
-        bar.set_postfix_str(nb.stem)
-        done.append(execute(nb, out, given, progress=False))
+    with CellWatch(bar) as watch:
+        for nb, out, given in bar:
+            watch.notebook(nb.stem)
+            done.append(execute(nb, out, given, progress=False, watch=watch))
     return done

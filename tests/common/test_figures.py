@@ -86,9 +86,12 @@ def test_pin_names_the_shipped_font_wherever_a_spec_names_one():
         "title": {"text": "t", "subtitleFont": "serif"},
     }
     got = fonts.pin(spec)
-    assert got["config"]["font"] == fonts.FONT
+    assert got["config"]["font"] == fonts.FAMILY
     found = re.findall(r'"(?:font|labelFont|titleFont|subtitleFont)": "([^"]*)"', json.dumps(got))
-    assert found and set(found) == {fonts.FONT}
+    assert found and set(found) == {fonts.FAMILY}
+    # the shipped face first (what vl-convert measures with), a generic sans-serif last (what a
+    # browser showing the SVG as an image falls back to, never its default serif)
+    assert fonts.FAMILY.startswith(fonts.FONT + ",") and fonts.FAMILY.endswith(", sans-serif")
     assert Path(fonts.font_dir(), "WorkbenchSans-Regular.ttf").is_file()
 
 
@@ -98,7 +101,7 @@ def test_a_chart_spec_names_only_the_shipped_font():
 
     spec = figure_spec(charts.landscape(run_setting(Setting())))
     names = re.findall(r'"(?:font|labelFont|titleFont|subtitleFont)": "([^"]*)"', json.dumps(spec))
-    assert set(names) == {fonts.FONT}
+    assert set(names) == {fonts.FAMILY}
 
 
 def test_every_committed_svg_names_only_the_shipped_font():
@@ -106,7 +109,22 @@ def test_every_committed_svg_names_only_the_shipped_font():
     assert len(svgs) >= 25  # every figure the notebooks and the calibration draw
     for svg in svgs:
         families = set(re.findall(r'font-family="([^"]*)"', svg.read_text(encoding="utf-8")))
-        assert families <= {fonts.FONT}, f"{svg.name}: {families}"
+        assert families <= {fonts.FAMILY}, f"{svg.name}: {families}"
+
+
+def test_every_figure_is_legible_at_notebook_width():
+    """Shrunk to the notebook's output width (a wider figure is), every text of every figure is
+    at least MIN_TEXT_PX: no tick label, legend or cell label too small to read."""
+    small = []
+    for svg in sorted(ROOT.glob("figures/*.svg")):
+        text = svg.read_text(encoding="utf-8")
+        width = float(re.search(r'<svg[^>]* width="([0-9.]+)"', text).group(1))
+        sizes = [float(v) for v in re.findall(r'font-size="([0-9.]+)px"', text)]
+        assert sizes, f"{svg.name}: no text size found"
+        shown = min(sizes) * min(1.0, fonts.NOTEBOOK_WIDTH / width)
+        if shown < fonts.MIN_TEXT_PX:
+            small.append(f"{svg.name}: {min(sizes):g} px at width {width:g} shows {shown:.1f} px")
+    assert small == []
 
 
 @pytest.mark.slow

@@ -103,3 +103,34 @@ def test_a_suite_encodes_each_unique_text_once(monkeypatch):
     df = run_protocol(p, scenarios)
     assert len(df) == 2 * 4 * 3  # templates x seeds x lambdas: every run reuses the embeddings
     assert fresh.encoded == len(unique)
+
+
+def test_the_papers_figures_stand_only_beside_cells_run_at_its_settings():
+    """At M = 1 (or 30 blocks, or lambda 2 for DSGC) the paper published nothing: no paper
+    column, no bars, no "cells differ"; the one sentence says so. At its settings, every cell
+    has its figure. A sweep's own knob is compared value by value."""
+    from workbench.dsgc.paper import differences, table4
+    from workbench.dsgc.protocols import protocol_for
+    from workbench.dsgc.runs import run_protocol
+
+    def main(**knobs):
+        return run_protocol(protocol_for("main", 2, ["lexical"], **knobs))
+
+    at = table1(main(budget_multipliers=2.0, lambdas=1.0, total_blocks=20))
+    assert at["paper_mean"].notna().all()
+    for knobs in ({"budget_multipliers": 1.0}, {"total_blocks": 30}, {"lambdas": 2.0}):
+        t = table1(main(**{"budget_multipliers": 2.0, "lambdas": 1.0, "total_blocks": 20,
+                           **knobs}))  # fmt: skip
+        dsgc = t.policy == "dsgc"
+        elsewhere = dsgc if "lambdas" in knobs else t.policy.notna()
+        assert (
+            t.loc[elsewhere, "paper_mean"].isna().all() and (t.loc[elsewhere, "paper"] == "").all()
+        )
+        if "lambdas" in knobs:  # similarity-only never reads lambda: still the paper's cell
+            assert t.loc[~dsgc, "paper_mean"].notna().all()
+        else:
+            note = differences(t, ["encoder", "regime", "policy"], what="Table 1")
+            assert "published no figure" in note and "differ" not in note
+    lam = table4(run_protocol(protocol_for("lambda", 2, ["lexical"], lambdas=[1.0, 1.5])))
+    assert lam.loc[lam["lambda"] == 1.0, "paper_mean"].notna().all()  # the sweep's own knob
+    assert lam.loc[lam["lambda"] == 1.5, "paper_mean"].isna().all()  # a value it never ran

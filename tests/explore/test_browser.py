@@ -24,7 +24,8 @@ from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import save_scenarios
 from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore.explorer import Upload, payload, ranking_table, read_upload, to_query
-from workbench.explore.workshop import LAMBDAS, Workshop, neutral_ids
+from workbench.explore.lessons import LAMBDAS, neutral_ids
+from workbench.explore.workshop import Workshop
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -232,59 +233,68 @@ def test_workshop_predict_reveal_score(app, browser):
     ctx, _ = browser
     page = ctx.new_page()
     page.goto(app.link("workshop"), timeout=TIMEOUT_MS)
-    page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+    page.wait_for_selector(f".wb-part-{ws.PARTS[-1]} .wb-reveal", timeout=TIMEOUT_MS)
 
     # before any reveal: neutral ids only, and no answer anywhere in the page
     text = page.inner_text("body")
     assert not re.search(r"\b[chf]\d+\b", text), "a real block id gives a kind away"
     assert "evicted" not in " ".join(page.locator(".wb-part").all_inner_texts())
     assert "Score: 0 of 0" in page.inner_text(".wb-score")
-    assert "4. How many hops keep it?" in text  # every part has its heading
+    assert "3-4. The one-hop boundary (20 min)" in text  # every step has its heading
+    assert "make app" not in text and "docs/" not in text  # no developer text for participants
 
     sim = run_setting(ws.state, policy="similarity")
     names = neutral_ids(sim.scenario)
     right1 = names[sim.displaced[0]]
-    reveal(page, "1", right1)
-    assert f"evicted {right1} (= {sim.displaced[0]})" in page.inner_text(".wb-part-1 .wb-compare")
-    assert "Right!" in page.inner_text(".wb-part-1 .wb-compare")
-    page.wait_for_selector(".wb-part-1 .wb-answer [data-wb-drawn]", timeout=TIMEOUT_MS)
+    reveal(page, "2", right1)
+    assert f"evicted {right1} (= {sim.displaced[0]})" in page.inner_text(".wb-part-2 .wb-compare")
+    assert "Right!" in page.inner_text(".wb-part-2 .wb-compare")
+    assert "Discuss:" in page.inner_text(".wb-part-2 .wb-answer")
+    page.wait_for_selector(".wb-part-2 .wb-answer [data-wb-drawn]", timeout=TIMEOUT_MS)
 
     rescue = next(lam for lam in LAMBDAS if run_setting(ws.state, lam=lam).full_chain_retained)
     wrong = next(lam for lam in LAMBDAS if lam != rescue)
-    reveal(page, "2", f"λ = {wrong:g}")
-    compare = page.inner_text(".wb-part-2 .wb-compare")
+    reveal(page, "6", f"λ = {wrong:g}")
+    compare = page.inner_text(".wb-part-6 .wb-compare")
     assert f"smallest λ that keeps the whole chain is {rescue:g}" in compare
     assert "Not this time" in compare
 
-    # the explorer opens on the store of parts 3-4: before their reveals it says so instead
+    # the explorer opens on the store of parts 9-13: before their reveals it says so instead
     page.click(".wb-open-explorer")
     page.wait_for_selector(".wb-free-note p", timeout=TIMEOUT_MS)
-    assert "Reveal parts 3 and 4 first" in page.inner_text(".wb-free-note")
+    assert "Reveal parts 9, 10, 11, 12, 13 first" in page.inner_text(".wb-free-note")
     assert "evicted" not in page.inner_text(".wb-free")
 
     hop = run_setting(ws.hop_state)
     hop_names = neutral_ids(hop.scenario)
-    reveal(page, "3", hop_names[hop.displaced[0]])
-    assert "Right!" in page.inner_text(".wb-part-3 .wb-compare")
+    reveal(page, "9", hop_names[hop.displaced[0]])
+    assert "Right!" in page.inner_text(".wb-part-9 .wb-compare")
     best = next(h for h in (1, 2, 3) if run_setting(ws.hop_state, hops=h).full_chain_retained)
-    reveal(page, "4", f"{best} hop{'s' if best > 1 else ''}")
-    assert f"{best} hops keep the chain" in page.inner_text(".wb-part-4 .wb-compare")
-    assert "Score: 3 of 4 predictions right" in page.inner_text(".wb-score")
+    reveal(page, "11", f"{best} hop{'s' if best > 1 else ''}")
+    assert f"{best} hops keep the chain" in page.inner_text(".wb-part-11 .wb-compare")
+    for key in ("10", "12", "13"):  # the right prediction, as the answer key has it
+        right = ws.answer(key).value
+        reveal(page, key, ws.question(key).label(right[0] if isinstance(right, list) else right))
+    page.wait_for_function(  # the score line follows the last reveal's answer
+        "() => document.querySelector('.wb-score').innerText"
+        ".includes('Score: 6 of 7 predictions right')",
+        timeout=TIMEOUT_MS,
+    )
     # a reveal locks the prediction: the score cannot be gamed
-    assert page.locator(".wb-part-1 .wb-predict select").is_disabled()
+    assert page.locator(".wb-part-2 .wb-predict select").is_disabled()
     # ... not even by a reload: the page keeps the predictions and reveals (localStorage)
     page.reload(timeout=TIMEOUT_MS)
     page.wait_for_function(
         "() => (document.querySelector('.wb-score') || {}).innerText"
-        "?.includes('Score: 3 of 4 predictions right')",
+        "?.includes('Score: 6 of 7 predictions right')",
         timeout=TIMEOUT_MS,
     )
-    select = page.locator(".wb-part-1 .wb-predict select")
+    select = page.locator(".wb-part-2 .wb-predict select")
     assert select.is_disabled() and right1 in select.evaluate("s => s.selectedOptions[0].text")
-    assert "Right!" in page.inner_text(".wb-part-1 .wb-compare")
-    page.click(".wb-open-explorer")  # part 5: free exploration, opened after the reveals
+    assert "Right!" in page.inner_text(".wb-part-2 .wb-compare")
+    page.click(".wb-open-explorer")  # free exploration, opened after the reveals
     page.wait_for_function(ANSWERED, arg=payload(ws.hop_state)["verdict"], timeout=TIMEOUT_MS)
-    screenshots(page, "workshop", scroll_to=".wb-part-1 .wb-compare")
+    screenshots(page, "workshop", scroll_to=".wb-part-2 .wb-compare")
     page.close()
 
 

@@ -18,7 +18,8 @@ from workbench.dsgc.scenario import ScenarioError, save_scenarios
 from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore import explorer as ex
 from workbench.explore import widgets
-from workbench.explore.workshop import NONE, Workshop, neutral_ids
+from workbench.explore.lessons import NONE, neutral_ids
+from workbench.explore.workshop import Workshop
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = [
@@ -241,36 +242,58 @@ def test_neutral_ids_hide_kinds_and_are_stable():
 
 def test_workshop_questions_hold_no_answer_and_reveals_score():
     ws = Workshop()
-    p1, p2 = ws.part(1), ws.part(2)
-    question = p1.children[0].value
-    assert not re.search(r"\b[chf]\d+\b", question) and "evicted" not in question
-    assert p1.answer.children == () and "Score: 0 of 0" in ws.score.value
+    assert len(ws.PARTS) >= 12  # a workshop that fills ninety minutes
+    for key in ws.PARTS:  # no question names a block's real id, and each says what it asks
+        q = ws.question(key)
+        assert not re.search(r"\b[chf]\d+\b", q.html) and q.ask.startswith("Predict"), key
+    evict, lam = ws.part(2), ws.part(6)
+    question = evict.children[0].value
+    assert "evicted" not in question
+    assert evict.answer.children == () and "Score: 0 of 0" in ws.score.value
     sim = run_setting(ws.state, policy="similarity")
-    p1.predict.value = neutral_ids(sim.scenario)[sim.displaced[0]]
-    p1.button.click()
-    assert "Right!" in p1.compare.value and p1.predict.disabled and p1.answer.children
-    p2.predict.value = NONE  # wrong: some lambda in the list rescues this seed
-    p2.button.click()
-    assert "Not this time" in p2.compare.value
+    evict.predict.value = neutral_ids(sim.scenario)[sim.displaced[0]]
+    evict.button.click()
+    assert "Right!" in evict.compare.value and evict.predict.disabled and evict.answer.children
+    assert "Discuss:" in evict.answer.children[-1].value  # every reveal ends on the room's question
+    lam.predict.value = NONE  # wrong: some lambda in the list rescues this seed
+    lam.button.click()
+    assert "Not this time" in lam.compare.value
     assert "Score: 1 of 2 predictions right" in ws.score.value
-    p3 = ws.part(3)
-    p3.predict.value = p3.predict.options[1][1]  # picked, not revealed
+    hop = ws.part(9)
+    hop.predict.value = hop.predict.options[1][1]  # picked, not revealed
     kept = ws.memory.state  # what the page writes to localStorage
-    assert kept["1"]["revealed"] and kept["2"]["revealed"] and not kept["3"]["revealed"]
+    assert kept["2"]["revealed"] and kept["6"]["revealed"] and not kept["9"]["revealed"]
 
     again = Workshop()  # a reload: a new kernel, the page sends back what it kept
-    parts = [again.part(n) for n in (1, 2, 3, 4)]
+    parts = {n: again.part(n) for n in (2, 6, 9, 11)}
     assert "Score: 0 of 0" in again.score.value
     again.memory.restored = json.loads(json.dumps(kept))
     assert "Score: 1 of 2 predictions right" in again.score.value
-    assert parts[0].predict.disabled and parts[0].predict.value == p1.predict.value
-    assert parts[2].predict.value == p3.predict.value and not parts[2].predict.disabled
-    assert not parts[3].revealed and parts[0].compare.value == p1.compare.value
-    assert kept == {"1": kept["1"], "2": kept["2"], "3": {"choice": 0, "revealed": False}}
-    again.memory.restored = {"9": {"revealed": True}, "4": "junk", "3": {"choice": 99}}
-    assert not parts[3].revealed and parts[2].predict.value == p3.predict.value  # ignored
-    again.memory.restored = {"3": {"choice": True}, "4": {"choice": "1", "revealed": True}}
-    assert not parts[3].revealed and parts[2].predict.value == p3.predict.value  # ignored
+    assert parts[2].predict.disabled and parts[2].predict.value == evict.predict.value
+    assert parts[9].predict.value == hop.predict.value and not parts[9].predict.disabled
+    assert not parts[11].revealed and parts[2].compare.value == evict.compare.value
+    assert kept == {"2": kept["2"], "6": kept["6"], "9": {"choice": 0, "revealed": False}}
+    again.memory.restored = {"99": {"revealed": True}, "11": "junk", "9": {"choice": 99}}
+    assert not parts[11].revealed and parts[9].predict.value == hop.predict.value  # ignored
+    again.memory.restored = {"9": {"choice": True}, "11": {"choice": "1", "revealed": True}}
+    assert not parts[11].revealed and parts[9].predict.value == hop.predict.value  # ignored
+
+
+def test_every_answer_is_one_of_its_choices_computed_from_the_runs():
+    """Each part's right prediction is among its choices, and the counting parts count what the
+    reference engine keeps, seed by seed (no answer is written in)."""
+    from workbench.explore.lessons import kept as chain_kept
+
+    ws = Workshop()
+    for key in ws.PARTS:
+        values = [v for _, v in ws.question(key).choices]
+        right = ws.answer(key).value
+        right = right if isinstance(right, list) else [right]
+        assert right and all(r in values for r in right), (key, right, values)
+    sims = sum(chain_kept(ws.state.with_(seed=s), policy="similarity") for s in range(15))
+    assert ws.answer("4").said.endswith(f"in {sims} of 15 seeds")
+    lost = sum(not chain_kept(ws.hop_state.with_(seed=s, total_blocks=50)) for s in range(15))
+    assert ws.answer("13").said.startswith(f"one hop loses the chain in {lost} of 15 seeds")
 
 
 def test_the_widgets_and_the_room_share_one_workshop_session():
@@ -302,6 +325,10 @@ def test_one_table_reads_every_message_and_refuses_what_it_does_not_know():
         {"changes": {"lam": 1}, "seq": 0},
     )
     assert M.read({"type": "reveal", "part": "2"}) == ("reveal", {"part": "2", "choice": None})
+    assert M.read({"type": "predict", "part": "2", "choice": 1}) == (
+        "predict",
+        {"part": "2", "choice": 1},
+    )
     every = tuple(M.INBOUND)
     bad = [
         ([], every, "a JSON object"),
@@ -356,3 +383,14 @@ def test_the_pages_send_and_handle_exactly_the_tables_messages():
     room_js = (static / "room.js").read_text()
     for why, code in CLOSED.items():
         assert (str(code) in room_js) == (why != "flood"), (why, code)
+
+
+def test_the_valley_says_which_two_runs_it_draws():
+    """The valley compares lambda 0 with DSGC at the setting's knobs whatever the policy control
+    says; when the policy chosen is neither run, its subtitle says so."""
+    for policy, named in (("similarity", True), ("recency", True), ("dsgc", False),
+                          ("no-graph", False)):  # fmt: skip
+        s = Setting("profile", 0, "lexical", policy, 2.0, 1.5, 0.25, 2, 20)
+        sub = ex.payload(s)["valley"]["sub"]
+        assert sub[0] == "before: λ = 0; after: DSGC at λ = 1.5, τ = 0.25, 2 hops", sub
+        assert ("is neither run" in " ".join(sub)) == named, (policy, sub)

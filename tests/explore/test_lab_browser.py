@@ -1,8 +1,10 @@
-"""JupyterLab as `make explore` starts it (workbench.explore.lab), in headless Chromium, over a
-git copy of the checkout's notebooks, figures and data: Run All, the controls from the keyboard,
-a save and an autosave that leave `git status` clean (widget state saving on), a kernel restart
-that shows the banner and disables the controls, nothing requested off the machine and no
-console error. (The time each takes is measured by scripts/bench_explorer.py --lab.)"""
+"""JupyterLab as `make explore` starts it (workbench.explore.lab), in headless Chromium at
+1280x800 with the file browser open, over a git copy of the checkout's notebooks, figures and
+data: the notebooks open unmodified and without the news prompt; Run All (twice), the explorer's
+every column and its controls in view, the controls from the keyboard, a save and an autosave that
+leave `git status` clean (widget state saving on), a kernel restart that shows the banner and
+disables the controls, nothing requested off the machine and no console error. (The time each
+takes is measured by scripts/bench_explorer.py --lab.)"""
 
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ from test_browser import chromium_path
 
 from workbench.dsgc.trace import Setting
 from workbench.explore.explorer import payload
+from workbench.explore.workshop import Workshop
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_MS = 180_000
+VIEWPORT = (1280, 800)  # a laptop's screen, JupyterLab's file browser open
 SETTINGS = {
     "@jupyterlab/docmanager-extension:plugin": {"autosaveInterval": 2},
     "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True},
@@ -83,10 +87,11 @@ def test_explorer_in_jupyterlab(checkout):
 
     rel = "notebooks/05_explorer.ipynb"
     with lab(checkout, SETTINGS) as server, sync_playwright() as p:
-        ctx = chromium(p, exe)
+        ctx = chromium(p, exe, viewport=VIEWPORT)
         rec = Recorder(ctx)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         open_and_run(page, server, rel)
+        assert page.evaluate("() => !window.jupyterapp.shell.leftCollapsed")  # the file browser
         # before Run All the stored output is the static view (no widget model to look for)
         assert page.locator(".wb-static").first.is_visible()
         saves = server.saves(rel)
@@ -94,6 +99,21 @@ def test_explorer_in_jupyterlab(checkout):
         lab_wait(page, server, ".wbx[data-wb-seq]", TIMEOUT_MS)
         lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
         assert not page.locator(".wb-static").first.is_visible()  # the live view replaces it
+        # Run All scrolled to the last cell as it started; the explorer brought its controls back
+        box = page.evaluate(
+            "() => { const r = document.querySelector('.wbx-side').getBoundingClientRect();"
+            " const v = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')"
+            ".getBoundingClientRect(); return [r.top, r.bottom, v.top, v.bottom]; }"
+        )
+        assert box[2] - 1 <= box[0] and box[0] < box[3], box  # the controls' top is in view
+        # every column of the ranking table shows beside the controls, none scrolled away
+        fit = page.evaluate(
+            "() => { const d = document.querySelector('.wbx-tdetails');"
+            " const right = d.getBoundingClientRect().right;"
+            " return [d.scrollWidth, d.clientWidth, [...d.querySelectorAll('th')]"
+            ".filter(th => th.getBoundingClientRect().right > right + 1).map(th => th.textContent)]; }"
+        )
+        assert fit[0] <= fit[1] and fit[2] == [], fit
 
         start = Setting("profile", 0, "lexical", "dsgc", 2.0, 1.0, 0.25, 1, 20)
         slider = page.locator('.wbx-ctl[data-key="seed"] input')
@@ -122,6 +142,13 @@ def test_explorer_in_jupyterlab(checkout):
         assert settled(checkout) == "", git(checkout, "diff")
         save(page, server, rel)
         assert settled(checkout) == "", git(checkout, "diff")
+        # Run All again (the kernel counts on: 7, 8, ...), then a save: still as committed
+        run_all(page)
+        lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
+        page.wait_for_function(f"v => ({VERDICT})() === v", arg=payload(start)["verdict"],
+                               timeout=60_000)  # fmt: skip
+        save(page, server, rel)
+        assert settled(checkout) == "", git(checkout, "diff")
 
         # a restart: the banner, and every control off
         restart(page)
@@ -145,17 +172,18 @@ def test_workshop_in_jupyterlab(checkout):
     from playwright.sync_api import sync_playwright
 
     with lab(checkout, SETTINGS) as server, sync_playwright() as p:
-        ctx = chromium(p, exe)
+        ctx = chromium(p, exe, viewport=VIEWPORT)
         rec = Recorder(ctx)
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
         open_and_run(page, server, "notebooks/06_workshop.ipynb")
         statics = page.locator(".wb-static-part")
-        assert statics.count() == 4 and statics.first.is_visible()
+        parts = len(Workshop.PARTS)
+        assert statics.count() == parts and statics.first.is_visible()
         run_all(page)
-        lab_wait(page, server, ".wb-part-4 .wb-predict select", TIMEOUT_MS)
+        lab_wait(page, server, f".wb-part-{Workshop.PARTS[-1]} .wb-predict select", TIMEOUT_MS)
         lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
         watched = "() => document.querySelectorAll('.wb-part.wb-live[data-wb-watched]').length"
-        page.wait_for_function(f"() => ({watched})() === 4", timeout=60_000)
+        page.wait_for_function(f"() => ({watched})() === {parts}", timeout=60_000)
         assert not statics.first.is_visible()
 
         pick = page.locator(".wb-part-1 .wb-predict select")
@@ -176,10 +204,10 @@ def test_workshop_in_jupyterlab(checkout):
         restart(page)
         dead = "() => document.querySelectorAll('.wb-part.wb-live > .wb-dead').length"
         try:
-            page.wait_for_function(f"() => ({dead})() === 4", timeout=20_000)
+            page.wait_for_function(f"() => ({dead})() === {parts}", timeout=20_000)
         except Exception:
             raise AssertionError(
-                f"banners: {page.evaluate(dead)} of 4; watched: {page.evaluate(watched)}"
+                f"banners: {page.evaluate(dead)} of {parts}; watched: {page.evaluate(watched)}"
             ) from None
         assert page.evaluate(
             "() => [...document.querySelectorAll('.wb-part.wb-live select,"
@@ -187,6 +215,46 @@ def test_workshop_in_jupyterlab(checkout):
         )
         save(page, server, "notebooks/06_workshop.ipynb")  # (a save mid-run stores a half run)
         assert settled(checkout) == "", git(checkout, "diff")
+        assert rec.errors == [], rec.errors
+        assert [u for u in rec.requests if not is_local(u)] == []
+        ctx.close()
+
+
+def test_notebooks_open_unmodified_without_the_news_prompt(checkout):
+    """Opening a paper notebook (its kernel started) changes nothing in it, JupyterLab asks
+    nothing about news, and a figure is shown at the output width the figures are drawn for
+    (fonts.NOTEBOOK_WIDTH: their every text at least fonts.MIN_TEXT_PX there)."""
+    from playwright.sync_api import sync_playwright
+
+    from workbench.common import fonts
+
+    exe = chromium_path()
+    with lab(checkout, {}) as server, sync_playwright() as p:
+        ctx = chromium(p, exe, viewport=VIEWPORT)
+        rec = Recorder(ctx)
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        for rel in ("notebooks/02_main_suite.ipynb", "notebooks/06_workshop.ipynb",
+                    "notebooks/10_beyond_the_paper.ipynb"):  # fmt: skip
+            open_and_run(page, server, rel)
+            page.wait_for_function(
+                "() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                "?.kernel?.status === 'idle'",
+                timeout=TIMEOUT_MS,
+            )
+            time.sleep(2)  # (a kernelspec JupyterLab rewrites marks the notebook dirty by now)
+            dirty = "() => window.jupyterapp.shell.currentWidget.context.model.dirty"
+            assert page.evaluate(dirty) is False, f"{rel} opened modified"
+        img = page.locator("img[src*='beyond_graph.svg']").first
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
+        shown, natural, area = img.evaluate(
+            "i => [i.clientWidth, i.naturalWidth, i.closest('.jp-OutputArea-output').clientWidth]"
+        )
+        assert area >= fonts.NOTEBOOK_WIDTH and shown == min(natural, area), (shown, natural, area)
+        toasts = page.evaluate(
+            "() => [...document.querySelectorAll('.Toastify__toast')].map(t => t.textContent)"
+        )
+        assert not [t for t in toasts if "news" in t.lower()], toasts
         assert rec.errors == [], rec.errors
         assert [u for u in rec.requests if not is_local(u)] == []
         ctx.close()

@@ -25,6 +25,7 @@ from workbench.dsgc.trace import Setting, run_setting
 from workbench.explore import app
 from workbench.explore.explorer import payload
 from workbench.explore.lessons import neutral_ids
+from workbench.explore.plan import STEPS
 from workbench.explore.workshop import Workshop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +218,8 @@ def test_a_silent_page_has_its_seat_freed():
 def test_the_pages_answer_over_their_sockets(room):
     """The explorer answers each change with the library's view; the workshop's questions hold
     no answer, a reveal locks its prediction and scores it, a reload's restore brings the
-    reveals back, and the explorer of part 5 opens only after parts 3 and 4."""
+    reveals back, the room's tally counts each person's prediction once, and the free
+    exploration's explorer opens only after parts 9-13."""
     ws = Workshop()
 
     async def scenario():
@@ -260,35 +262,59 @@ def test_the_pages_answer_over_their_sockets(room):
         await w.connect()
         await w.send({"type": "hello", "query": ""})
         q = await w.until(lambda m: m["type"] == "questions")
-        assert sorted(q["parts"]) == ["1", "2", "3", "4"] and q["memory"] == ws.memory_key
+        assert list(q["parts"]) == list(ws.PARTS) and q["memory"] == ws.memory_key
         assert "evicted" not in json.dumps(q["parts"])
+        person = q["participant"]  # the room's tally knows this page's person by it
         sim = run_setting(ws.state, policy="similarity")
         right = neutral_ids(sim.scenario)[sim.displaced[0]]
-        choice = q["parts"]["1"]["choices"].index(right)
-        await w.send({"type": "reveal", "part": "1", "choice": choice})
+        choice = q["parts"]["2"]["choices"].index(right)
+        await w.send({"type": "predict", "part": "2", "choice": (choice + 1) % 3})
+        await w.send({"type": "predict", "part": "2", "choice": choice})  # changed its mind
+        await w.send({"type": "reveal", "part": "2", "choice": choice})
         r = await w.until(lambda m: m["type"] == "revealed")
         assert r["right"] is True and "Right!" in r["compare"]
-        assert any("chart" in i for i in r["items"])
+        assert any("chart" in i for i in r["items"]) and "Discuss:" in r["items"][-1]["html"]
         assert "Score: 1 of 1" in (await w.until(lambda m: m["type"] == "score"))["html"]
-        await w.send({"type": "reveal", "part": "1", "choice": choice + 1})  # locked: as before
+        await w.send({"type": "reveal", "part": "2", "choice": choice + 1})  # locked: as before
         assert (await w.until(lambda m: m["type"] == "revealed"))["choice"] == choice
         await w.send({"type": "open-explorer"})
         note = await w.until(lambda m: m["type"] == "note")
-        assert "Reveal parts 3 and 4 first" in note["html"]
-        await w.send({"type": "reveal", "part": "9", "choice": None})
+        assert "Reveal parts 9, 10, 11, 12, 13 first" in note["html"]
+        await w.send({"type": "reveal", "part": "99", "choice": None})
+        assert "no part" in (await w.until(lambda m: m["type"] == "error"))["text"]
+        await w.send({"type": "predict", "part": "99", "choice": 0})
         assert "no part" in (await w.until(lambda m: m["type"] == "error"))["text"]
         w.ws.close()
 
         again = Page(room, "workshop")  # a reload: the page sends back what it kept
         await again.connect()
-        await again.send({"type": "hello", "query": ""})
-        await again.until(lambda m: m["type"] == "questions")
-        kept = {"1": {"choice": choice, "revealed": True}, "3": {"choice": 0, "revealed": True}}
-        kept["4"] = {"choice": 0, "revealed": True}
-        kept["2"] = {"choice": "junk", "revealed": True}
+        await again.send({"type": "hello", "query": "", "participant": person})
+        assert (await again.until(lambda m: m["type"] == "questions"))["participant"] == person
+        kept = {k: {"choice": 0, "revealed": True} for k in ("9", "10", "11", "12", "13")}
+        kept["2"] = {"choice": choice + 1, "revealed": True}  # locked before: counted once
+        kept["6"] = {"choice": "junk", "revealed": True}
+        kept["1"] = {"choice": 2, "revealed": False}  # a pick, not revealed
         await again.send({"type": "restore", "kept": kept})
-        got = [await again.until(lambda m: m["type"] == "revealed") for _ in range(3)]
-        assert [g["part"] for g in got] == ["1", "3", "4"]
+        got = [await again.until(lambda m: m["type"] == "revealed") for _ in range(6)]
+        assert [g["part"] for g in got] == ["2", "9", "10", "11", "12", "13"]
+        # the instructor's tally: one participant, each prediction counted once, part 2 locked
+        # at the choice revealed first, part 1's pick counted, part 6 (junk) not
+        status, _, body = room.request(f"instructor?key={browserkit.instructor_key(room.log)}"
+                                       "&format=json")  # fmt: skip
+        tally = json.loads(body)["tally"]
+        assert status == 200 and tally["participants"] == 1
+        two = tally["parts"]["2"]
+        assert two["counts"][choice] == 1 and sum(two["counts"]) == 1 and two["revealed"] == 1
+        assert tally["parts"]["1"]["counts"][2] == 1 and tally["parts"]["1"]["revealed"] == 0
+        assert tally["parts"]["6"]["predicted"] == 0 and not two["shown"]
+        other = Page(room, "workshop")  # a made-up participant id is not taken
+        await other.connect()
+        await other.send({"type": "hello", "query": "", "participant": "made-up-id-123"})
+        assert (await other.until(lambda m: m["type"] == "questions"))["participant"] not in (
+            "made-up-id-123",
+            person,
+        )
+        other.ws.close()
         await again.send({"type": "open-explorer"})
         opened = await again.until(lambda m: m.get("model") == "explorer" and m.get("new"))
         assert opened["fields"]["payload"]["verdict"] == payload(ws.hop_state)["verdict"]
@@ -369,13 +395,20 @@ def test_a_room_page_is_its_notebook():
     assert Setting(**ex.arguments(Setting)) == want  # the page starts where the notebook does
     ws = read_page(ROOT / "notebooks" / "06_workshop.ipynb")
     live = [(s.kind, s.arg) for s in ws.sections if s.kind != "md"]
-    assert live == [("part", "1"), ("part", "2"), ("part", "3"), ("part", "4")] + [
+    assert live == [("part", k) for k in Workshop.PARTS] + [
         ("score", "ws"),
         ("free", "ws"),
     ]
     assert ws.arguments(Workshop)["encoder"] == ws.params["ENCODER"]
     headings = [s.arg for s in ws.sections if s.kind == "md" and "<h2>" in s.arg]
-    assert any("4. How many hops keep it?" in h for h in headings)  # every part has its heading
+    for page in (ex, ws):  # a participant's page says nothing meant for the one who runs it
+        words = " ".join(s.arg for s in page.sections if s.kind == "md")
+        assert "make " not in words and "docs/" not in words, page.name
+    source = (ROOT / "notebooks" / "06_workshop.py").read_text()
+    for step in STEPS:  # every step of the plan: its heading and its row, with the plan's minutes
+        assert any(f"{step.title} ({step.time} min)" in h for h in headings), step
+        parts = f"{step.parts[0]}-{step.parts[-1]}" if len(step.parts) > 1 else "".join(step.parts)
+        assert f"| {step.title} | {step.time} | {parts} |" in source, step
 
 
 def test_a_notebook_the_room_cannot_read_is_a_clear_error(tmp_path):
@@ -426,9 +459,53 @@ def test_a_workshop_session_checks_what_a_page_sends():
         with pytest.raises(ValueError, match="no prediction"):
             session.reveal("1", bad)
     with pytest.raises(ValueError, match="no part"):
-        session.reveal("5", None)
+        session.reveal("14", None)
     first = session.reveal("2", None)
     assert first["right"] is None and "You made no prediction" in first["compare"]
     assert session.reveal("2", 0) is first  # a reveal locks the prediction
     assert session.restore("junk") == [] and session.restore({"3": "x"}) == []
     assert "part 2: no prediction" in session.score()["html"]
+
+
+def test_the_join_code_is_read_as_a_person_types_it():
+    from workbench.explore.seats import CODE_LETTERS, join_code, same_code
+
+    code = join_code()
+    assert len(code) == 9 and code[4] == "-" and set(code.replace("-", "")) <= set(CODE_LETTERS)
+    assert not set("01OIL") & set(CODE_LETTERS)  # nothing read off a projector twice
+    for typed in (code, code.lower(), code.replace("-", ""), f" {code[:4]} {code[5:]} "):
+        assert same_code(typed, code), typed
+    assert not same_code(code[:-1], code) and not same_code("", code)
+    assert len({join_code() for _ in range(50)}) == 50
+
+
+def test_the_tally_counts_each_issued_person_once_and_a_reveal_locks():
+    from workbench.explore.tally import Tally
+
+    t = Tally({"1": 3, "2": 4}, most=2)
+    a, b = t.issue(), t.issue()
+    assert a and b and a != b and t.issue() is None  # at most `most` people
+    assert not t.predict("made-up", "1", 0)  # only an issued id counts
+    assert t.predict(a, "1", 0) and t.predict(a, "1", 2)  # a change of mind replaces
+    assert t.predict(b, "1", 2, lock=True)
+    assert not t.predict(b, "1", 0)  # locked by the reveal
+    assert not t.predict(a, "1", 3) and not t.predict(a, "9", 0)  # no such choice, no such part
+    assert t.predict(a, "2", 1) and t.predict(a, "2", None)  # a pick taken back
+    got = t.counts()
+    assert got["participants"] == 2
+    assert got["parts"]["1"] == {"counts": [0, 0, 2], "predicted": 2, "revealed": 1, "shown": False}
+    assert got["parts"]["2"]["predicted"] == 0
+    t.show("1", True)
+    assert t.counts()["parts"]["1"]["shown"]
+    with pytest.raises(ValueError):
+        t.show("9", True)
+
+
+def test_make_app_says_plainly_when_no_one_else_can_reach_it(monkeypatch):
+    monkeypatch.setattr(app, "lan_address", lambda: "192.168.1.20")
+    (line,) = app.reach("127.0.0.1", 8866)
+    assert line.startswith("!! 127.0.0.1 serves this laptop only") and "IP=192.168.1.20" in line
+    assert "192.168.1.20:8866" in app.reach("0.0.0.0", 8866)[0]
+    assert "10.0.0.5:8866" in app.reach("10.0.0.5", 8866)[0]
+    monkeypatch.setattr(app, "lan_address", lambda: "127.0.0.1")
+    assert "no network address" in app.reach("127.0.0.1", 8866)[0]

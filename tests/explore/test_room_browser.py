@@ -80,13 +80,13 @@ def test_five_pages_at_once_all_usable_and_freed(tmp_path):
                 if kind == "explorer":
                     page.wait_for_selector(".wbx[data-wb-seq] .wb-verdict-text", timeout=TIMEOUT_MS)
                 else:
-                    page.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+                    page.wait_for_selector(".wb-part-13 .wb-reveal", timeout=TIMEOUT_MS)
                     for part in "1234":
                         assert page.locator(f".wb-part-{part} .wb-reveal").count() == 1
-                    page.select_option(".wb-part-1 .wb-predict select", index=1)
-                    page.click(".wb-part-1 button.wb-reveal")
-                    page.wait_for_selector(".wb-part-1 .wb-compare-line", timeout=TIMEOUT_MS)
-                    page.wait_for_selector(".wb-part-1 [data-wb-drawn]", timeout=TIMEOUT_MS)
+                    page.select_option(".wb-part-2 .wb-predict select", index=1)
+                    page.click(".wb-part-2 button.wb-reveal")
+                    page.wait_for_selector(".wb-part-2 .wb-compare-line", timeout=TIMEOUT_MS)
+                    page.wait_for_selector(".wb-part-2 [data-wb-drawn]", timeout=TIMEOUT_MS)
                 assert page.locator(".wb-status").is_hidden(), k  # gone once the page shows
                 assert page.locator(".wb-wait").count() == 0, k
             assert "/seed=7/" in pages[2].inner_text(".wb-verdict-text")  # its link decides
@@ -176,7 +176,7 @@ def test_a_full_room_says_so_counts_down_and_lets_the_page_in_when_a_seat_frees(
             rec = browserkit.Recorder(ctx)
             first = ctx.new_page()
             first.goto(srv.link("workshop"), timeout=TIMEOUT_MS)
-            first.wait_for_selector(".wb-part-4 .wb-reveal", timeout=TIMEOUT_MS)
+            first.wait_for_selector(".wb-part-13 .wb-reveal", timeout=TIMEOUT_MS)
             second = ctx.new_page()
             r = second.goto(srv.link("explorer"), timeout=TIMEOUT_MS)
             assert r.status == 503 and "The room is full" in second.inner_text("h1")

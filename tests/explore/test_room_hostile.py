@@ -11,12 +11,10 @@ import asyncio
 import http.client
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import browserkit
 import pytest
@@ -59,16 +57,6 @@ async def _explorers(served, n: int) -> list[Page]:
 def _set(seq: int, **changes) -> str:
     content = {"type": "set", "changes": changes, "seq": seq}
     return json.dumps({"type": "model", "model": "page", "content": content})
-
-
-def _instructor_key(log: Path) -> str:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        m = re.search(r"instructor\?key=([A-Za-z0-9_-]+)", log.read_text())
-        if m:
-            return m.group(1)
-        time.sleep(0.2)
-    raise AssertionError("the instructor's link was never printed")
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +233,7 @@ def test_one_address_cannot_take_every_seat_and_the_instructor_frees_seats(room)
         st = _status(served)
         assert st["taken"] == 4 and st["counts"]["refused: not served"] >= 2
         # the instructor sees the seats by address and frees this address's
-        key = _instructor_key(log)
+        key = browserkit.instructor_key(log)
         assert served.request("instructor?key=wrong-key-0123456789")[0] == 403
         assert served.request(f"instructor?token={served.token}")[0] == 403  # not the room's
         code, _, html = served.request(f"instructor?key={key}")

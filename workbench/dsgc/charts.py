@@ -7,10 +7,12 @@ the same blue in every figure, a honeypot the same vermillion and a filler the s
 
 from __future__ import annotations
 
+import textwrap
+
 import altair as alt
 import pandas as pd
 
-from workbench.common.fonts import FONT
+from workbench.common.fonts import FAMILY
 from workbench.dsgc import viewdata
 from workbench.dsgc.scenario import KINDS
 from workbench.dsgc.trace import Trace
@@ -31,6 +33,7 @@ TEMPLATE_COLORS = {
     "profile": "#D55E00",
 }
 STEP = 22  # pixels per block in the landscape
+SUBTITLE_CHARS = 80  # a subtitle wraps here, so it never sets a figure's width
 
 
 def _kind_scale() -> alt.Scale:
@@ -43,7 +46,7 @@ def _scale(mapping: dict, present) -> alt.Scale:
 
 
 CONFIG = alt.Config(
-    font=FONT,  # the shipped family (workbench.common.fonts): figures are byte-stable
+    font=FAMILY,  # the shipped family first (workbench.common.fonts): figures are byte-stable
     axis=alt.AxisConfig(labelFontSize=11, titleFontSize=12),
     legend=alt.LegendConfig(labelFontSize=11, titleFontSize=12),
     title=alt.TitleConfig(fontSize=14, subtitleFontSize=11, anchor="start"),
@@ -487,8 +490,10 @@ def interval_chart(
     `x_title`, one line per `color` and `dash`, each row's x scale its own), or with `bars`, bars
     per `x` grouped by an x offset."""
     data = table.copy()
-    layers, width = (_interval_bars if bars else _interval_lines)(data, x, x_title, color, colors,
-                                                                  dash)  # fmt: skip
+    if bars:
+        layers, width = _interval_bars(data, x, x_title, color, colors, dash)
+    else:
+        layers, width = _interval_lines(data, x, x_title, color, colors, dash, row)
     chart = alt.layer(*layers, data=data).properties(width=width, height=140)
     facet = {
         "column": alt.Column(f"{column}:N", title=None, sort=list(dict.fromkeys(data[column])))
@@ -498,7 +503,8 @@ def interval_chart(
     chart = chart.facet(**facet)
     if not bars:
         chart = chart.resolve_scale(x="independent")
-    return _config(chart.properties(title=alt.TitleParams(title, subtitle=[subtitle])))
+    lines = textwrap.wrap(subtitle, SUBTITLE_CHARS)
+    return _config(chart.properties(title=alt.TitleParams(title, subtitle=lines)))
 
 
 def _tips(*first) -> list:
@@ -506,21 +512,45 @@ def _tips(*first) -> list:
             alt.Tooltip("hi:Q", format=".3f"), "n"]  # fmt: skip
 
 
-def _interval_lines(data, x, x_title, color, colors, dash) -> tuple[list, int]:
+DODGE = 0.12  # of the smallest step between two x values: how far apart coinciding lines are drawn
+
+
+def _interval_lines(data, x, x_title, color, colors, dash, row=None) -> tuple[list, int]:
+    """Lines (one per colour and dash) drawn a little apart along x, so a line whose values equal
+    another's is still seen beside it, not under it (the step is each row's own, its x scale is);
+    the axis and the tooltips keep the true x."""
+    keys = [color, dash] if dash else [color]
+    group = list(zip(*(data[k] for k in keys), strict=True))
+    order = {g: i for i, g in enumerate(dict.fromkeys(group))}
+    rows = data[row] if row else [None] * len(data)
+    steps = {}
+    for r in dict.fromkeys(rows):
+        xs = sorted({v for v, w in zip(data[x], rows, strict=True) if w == r})
+        steps[r] = min((b - a for a, b in zip(xs, xs[1:], strict=False)), default=1.0) * DODGE
+    data["x_drawn"] = [
+        v + (order[g] - (len(order) - 1) / 2) * steps[r]
+        for v, g, r in zip(data[x], group, rows, strict=True)
+    ]
     cscale = _scale(colors, data[color]) if colors else alt.Scale(scheme="viridis")
-    xenc = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(format="~g", tickMinStep=0.25))
+    xenc = alt.X("x_drawn:Q", title=x_title, axis=alt.Axis(format="~g", tickMinStep=0.25))
     yenc = alt.Y("mean:Q", title="full-chain retention", scale=alt.Scale(domain=[-0.02, 1.05]))
     col = alt.Color(f"{color}:N", title=color, scale=cscale)
     line = {"x": xenc, "y": yenc, "color": col, "tooltip": _tips(color, x)}
-    if dash:
-        line["strokeDash"] = alt.StrokeDash(f"{dash}:N", title=dash)
+    if dash:  # the dash legend draws each pattern: the points are their own layer, undashed
+        line["strokeDash"] = alt.StrokeDash(
+            f"{dash}:N",
+            title=dash,
+            legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333", symbolStrokeWidth=2),
+        )
         line["detail"] = f"{dash}:N"
     base = alt.Chart()
-    point = alt.OverlayMarkDef(size=40, filled=True)
     return [
-        base.mark_line(point=point, strokeWidth=1.5).encode(**line),
+        base.mark_line(strokeWidth=1.5).encode(**line),
+        base.mark_point(size=40, filled=True, opacity=1).encode(
+            x=xenc, y=yenc, color=col, tooltip=_tips(color, x)
+        ),
         base.mark_rule(opacity=0.7).encode(x=xenc, y="lo:Q", y2="hi:Q", color=col),
-    ], 170
+    ], 130
 
 
 def _interval_bars(data, x, x_title, color, colors, dash) -> tuple[list, int]:

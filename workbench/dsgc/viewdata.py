@@ -134,9 +134,13 @@ def landscape_data(trace: Trace, head: str | None = None) -> dict:
     }
 
 
-def valley_data(before: Trace, after: Trace, head: str | None = None) -> dict:
+def valley_data(
+    before: Trace, after: Trace, head: str | None = None, chosen: str | None = None
+) -> dict:
     """The valley's datasets (valley, vcut) and params (chain, head, sub): the chain blocks'
-    scores without propagation (before) and with it (after), each run's budget cutoff."""
+    scores without propagation (before) and with it (after), each run's budget cutoff. Its
+    subtitle names the two runs; `chosen`, a policy a viewer picked that is neither run (the
+    explorer's similarity-only or recency), is named too, so the chart never seems to draw it."""
     sc = after.scenario
     pos = sc.index()
     rows = []
@@ -188,12 +192,20 @@ def valley_data(before: Trace, after: Trace, head: str | None = None) -> dict:
             for s, c, color in cuts
         ]
     sims = ", ".join(f"{c} {before.retention.sims[pos[c]]:.2f}" for c in sc.chain)
+    p = after.retention.params
+    runs = [
+        f"before: λ = 0; after: DSGC at λ = {p.get('lambda', 0):g}, τ = {p.get('tau', 0):g}, "
+        f"{p.get('hops', 1)} hop{'s' if p.get('hops', 1) != 1 else ''}"
+    ]
+    if chosen is not None:
+        runs.append(f"(the policy chosen, {chosen}, is neither run)")
     return {
         "valley": rows,
         "vcut": vcut,
         "chain": list(sc.chain),
         "head": head or f"Semantic valley: {sc.id}, {after.encoder} encoder",
         "sub": [
+            *runs,
             f"cosine to the query: {sims}",
             "dashed line: budget cutoff (score of the first block that did not fit);",
             "a chain block below it is still kept (filled) when it fits",

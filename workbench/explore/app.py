@@ -93,6 +93,25 @@ def lan_address() -> str:
             return "127.0.0.1"
 
 
+def reach(ip: str, port: int) -> list[str]:
+    """What the room's address means for the people in it: on a loopback address no other
+    device can open the pages, said plainly with the address to use instead."""
+    if ip.startswith("127.") or ip in ("localhost", "::1"):
+        lan = lan_address()
+        where = (
+            f"this laptop's address on its network is {lan}: make app IP={lan}"
+            if lan != "127.0.0.1"
+            else "this laptop has no network address now: join the room's Wi-Fi first"
+        )
+        return [
+            f"!! {ip} serves this laptop only: no participant can open these links. For a "
+            f"room, {where} (or IP=0.0.0.0 for every address), then check from a phone "
+            "(docs/room.md, 'Before the room arrives')."
+        ]
+    return [f">> participants reach it at {lan_address() if ip in ('0.0.0.0', '') else ip}:"
+            f"{port} (check from a phone on the room's Wi-Fi before they arrive)"]  # fmt: skip
+
+
 def room_links(ip: str, port: int, token: str) -> dict[str, str]:
     """The links to give a room: its front page and the two pages, each with the token."""
     host = lan_address() if ip in ("0.0.0.0", "") else ip
@@ -162,20 +181,24 @@ def main(argv: list[str] | None = None) -> int:
     room = seats.Room(pages, token, a.seats, a.first_connect, a.ping, a.per_address,
                       a.header_timeout, a.max_unsent)  # fmt: skip
     sessions.preheat(pages)
-    links = room_links(a.ip, a.port, token)
-    instructor = room_links(a.ip, a.port, token)["room"].split("/?")[0] + (
-        f"/instructor?key={room.instructor}"
-    )
+    links = room.links = room_links(a.ip, a.port, token)
+    base = links["room"].split("/?")[0]
+    instructor = f"{base}/instructor?key={room.instructor}"
 
     def ready() -> None:
         print(
             f">> serving the explorer and the workshop to {a.seats} seats (nothing else; the "
-            "token is required); participants open:",
+            "token or the code is required)",
             flush=True,
         )
+        for line in reach(a.ip, a.port):
+            print(line, flush=True)
+        print(f">> participants open {base} and type the code {room.code}, or the link:",
+              flush=True)  # fmt: skip
         for name, link in links.items():
             print(f">>   {name}: {link}", flush=True)
-        print(f">> the seats, for you only (keep this link to yourself): {instructor}", flush=True)
+        print(f">> your page (the QR code, the plan, the room's predictions, the seats; keep this "
+              f"link to yourself): {instructor}", flush=True)  # fmt: skip
 
     try:
         asyncio.run(server.serve_room(room, a.ip, a.port, ready))

@@ -242,8 +242,15 @@ def view(setting: Setting, upload: Upload | None = None, seq: int = 0) -> tuple[
             "cls": [f"wb-{r[3]} wb-kind-{r[2] if r[2] in KINDS else 'other'}" for r in table[1:]],
         },
         "land": {"family": viewdata.family(trace.policy), **viewdata.landscape_data(trace)},
-        "valley": viewdata.valley_data(before, after),
+        "valley": viewdata.valley_data(
+            before, after, chosen=None if valley_run(setting) else POLICY_LABELS[setting.policy]
+        ),
     }
+
+
+def valley_run(setting: Setting) -> bool:
+    """Is the chosen policy one of the valley's two runs (no-graph at lambda 0, or DSGC)?"""
+    return setting.policy in ("no-graph", "dsgc")
 
 
 def controls(setting: Setting, why: dict[str, str], upload: Upload | None) -> dict:

@@ -12,7 +12,7 @@ guesses, messages and log lines, each written once here.
 - `Bucket`: a page's message rate (a burst, then a steady rate; past it the page is a flood);
 - `Mailbox`: a page's pending messages, bounded; its pending changes coalesce (only the newest
   state matters) and everything pending is dropped the moment its socket closes;
-- `redact`: the room's secrets (the token, the instructor's key) never reach a log line.
+- `redact`: the room's secrets (the token, the join code, the instructor's key) never reach a log line.
 """
 
 from __future__ import annotations
@@ -266,11 +266,11 @@ class Mailbox:
 
 # --- logs ---------------------------------------------------------------------------------------
 
-SECRET = re.compile(r"((?:token|key|_xsrf)=)[^&\s\"']+", re.IGNORECASE)
+SECRET = re.compile(r"((?:token|key|code|_xsrf)=)[^&\s\"']+", re.IGNORECASE)
 
 
 def redact(text: str) -> str:
-    """A text with every `token=`, `key=` and `_xsrf=` value replaced by `…`."""
+    """A text with every `token=`, `key=`, `code=` and `_xsrf=` value replaced by `…`."""
     return SECRET.sub(r"\1…", text)
 
 

@@ -23,6 +23,9 @@ from workbench.common.notebook import clean_notebook
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = re.compile(r"[0-9][0-9]_[^/]*\.ipynb")  # a paper notebook's name, in a notebooks/ folder
 NOTEBOOK = "notebooks/05_explorer.ipynb"
+# JupyterLab's defaults for this project (overrides.json): no news and no update check, so no
+# "get notified about official Jupyter news?" prompt either (a room may have no internet)
+SETTINGS = Path(__file__).resolve().parent / "lab_settings"
 
 
 class CleanContentsManager(AsyncTextFileContentsManager):
@@ -46,8 +49,8 @@ def command(root: Path, port: int | None, token: str | None, ip: str, extra: lis
         f"--ServerApp.root_dir={root}",
         f"--ServerApp.ip={ip}",
         "--ServerApp.contents_manager_class=workbench.explore.lab.CleanContentsManager",
-        # offline: no news feed, no update check (a room may have no internet)
         "--LabApp.news_url=None",
+        f"--LabApp.app_settings_dir={SETTINGS}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if port is not None:

@@ -14,6 +14,7 @@ such as c2 or h1 cannot give a block's kind away.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -134,6 +135,13 @@ class Question:
     def label(self, guess) -> str | None:
         return next((lab for lab, v in self.choices if v == guess), None)
 
+    @property
+    def ask(self) -> str:
+        """What it asks, as plain text: its words from "Predict" on (the store it shows left
+        out), for the instructor's page."""
+        text = html.unescape(re.sub(r"<[^>]+>", "", self.html))
+        return " ".join(text[text.index("Predict") :].split())
+
     def __repr__(self) -> str:
         return f"Question(part {self.key}: {len(self.choices)} choices)"
 
@@ -141,12 +149,23 @@ class Question:
 @dataclass(frozen=True)
 class Answer:
     """One part's reveal: the right prediction (a value, or a list of right values), the answer in
-    words, and what the reveal shows: ("html", text) and ("chart", spec name, rows, width, class)
-    items, in order."""
+    words, what the reveal shows (("html", text) and ("chart", spec name, rows, width, class)
+    items, in order) and the question the room discusses after it (`shown` puts it last)."""
 
     value: object
     said: str
     items: tuple[tuple, ...]
+    discuss: str
+
+    def __post_init__(self):
+        if not self.discuss.strip():
+            raise ValueError(f"the answer '{self.said}' has no discussion prompt")
+
+    @property
+    def shown(self) -> tuple[tuple, ...]:
+        """What a reveal shows: its items, then the discussion prompt."""
+        prompt = f"<div class='wb-discuss'><b>Discuss:</b> {html.escape(self.discuss)}</div>"
+        return (*self.items, ("html", prompt))
 
     def __repr__(self) -> str:
         return f"Answer({self.said})"
@@ -165,14 +184,14 @@ def judge(question: Question, guess, answer: Answer) -> tuple[bool | None, str]:
     )
 
 
-def explorer_note(revealed) -> str | None:
+def explorer_note(revealed, needed) -> str | None:
     """Why the free-exploration explorer cannot open yet (None: it can): it opens on the store of
-    parts 3-4, and its verdict would give their answers away before their reveals."""
-    left = [p for p in ("3", "4") if p not in revealed]
+    the parts `needed`, and its verdict would give their answers away before their reveals."""
+    left = [p for p in needed if p not in revealed]
     if not left:
         return None
     return (
-        f"<p>Reveal part{'s' if len(left) > 1 else ''} {' and '.join(left)} first: "
+        f"<p>Reveal part{'s' if len(left) > 1 else ''} {', '.join(left)} first: "
         "the explorer opens on their store, and its verdict would give the answer away.</p>"
     )
 
@@ -227,6 +246,13 @@ class WorkshopSession:
         values = [v for _, v in self.workshop.question(str(key)).choices]
         return values.index(value) if value in values else None
 
+    def check(self, key, choice) -> None:
+        """A prediction a page picked (index `choice` of part `key`'s, None: none), checked:
+        ValueError for a part or a choice that does not exist."""
+        q = self.workshop.question(str(key))
+        if choice is not None and not _is_choice(choice, q):
+            raise ValueError(f"part {key}: no prediction {choice!r}")
+
     def reveal(self, key, choice) -> dict:
         """Reveal part `key` with the prediction at index `choice` of its choices (None: no
         prediction); a part already revealed answers as it did (its prediction stays locked)."""
@@ -234,8 +260,7 @@ class WorkshopSession:
         q = self.workshop.question(key)  # ValueError for a part that does not exist
         if key in self.revealed:
             return self.revealed[key]
-        if choice is not None and not _is_choice(choice, q):
-            raise ValueError(f"part {key}: no prediction {choice!r}")
+        self.check(key, choice)
         guess = None if choice is None else q.choices[choice][1]
         answer = self.workshop.answer(key)
         right, compare = judge(q, guess, answer)
@@ -245,7 +270,7 @@ class WorkshopSession:
             "choice": choice,
             "right": right,
             "compare": compare,
-            "items": [item_json(i) for i in answer.items],
+            "items": [item_json(i) for i in answer.shown],
         }
         self.revealed[key] = msg
         return msg
@@ -292,7 +317,7 @@ class WorkshopSession:
 
     def explorer_note(self) -> str | None:
         """Why the free-exploration explorer cannot open yet, or None."""
-        return explorer_note(self.revealed)
+        return explorer_note(self.revealed, self.workshop.BEFORE_EXPLORER)
 
     def __repr__(self) -> str:
         return (

@@ -5,7 +5,7 @@ and its default (`REQUIRED`: no default). `read` is the one reader: it refuses a
 type, or one of whose fields, it does not know by name, and a field of the wrong type, with one
 line naming the message and the field. The explorer's messages (`set`, `upload`, `export`) are the
 same in JupyterLab (anywidget's channel) and in the room; a room page adds its own (`hello`,
-`reveal`, `restore`, `open-explorer`) and wraps an explorer's message as `model`; a notebook's
+`predict`, `reveal`, `restore`, `open-explorer`) and wraps an explorer's message as `model`; a notebook's
 kernel watch sends `watch`. `OUTBOUND` names
 the messages a room page is sent, each of which `static/room.js` handles (a test checks both
 sides).
@@ -23,7 +23,8 @@ INBOUND: dict[str, dict[str, tuple[tuple[type, ...], object]]] = {
     "upload": {"name": ((str,), "upload.jsonl"), "text": ((str,), REQUIRED), **_SEQ},
     "export": {"what": ((str,), REQUIRED), **_SEQ},
     # a room page's
-    "hello": {"query": ((str,), "")},
+    "hello": {"query": ((str,), ""), "participant": ((str,), "")},
+    "predict": {"part": ((str,), REQUIRED), "choice": ((int, type(None)), None)},
     "reveal": {"part": ((str,), REQUIRED), "choice": ((int, type(None)), None)},
     "restore": {"kept": ((dict,), REQUIRED)},
     "open-explorer": {"query": ((str,), "")},
@@ -33,13 +34,14 @@ INBOUND: dict[str, dict[str, tuple[tuple[type, ...], object]]] = {
     "watch": {},
 }
 EXPLORER = ("set", "upload", "export")
-ROOM = ("hello", "reveal", "restore", "open-explorer", "model")
+ROOM = ("hello", "predict", "reveal", "restore", "open-explorer", "model")
 WATCH = ("watch",)
 
 OUTBOUND = {
     "state": "an explorer's fields, whole (`new`) or changed",
     "custom": "an explorer's message for its front end (a download)",
-    "questions": "the workshop's questions and choices, where the page keeps its picks",
+    "questions": "the workshop's questions and choices, where the page keeps its picks, and "
+    "the participant id the room's tally knows the page's person by",
     "revealed": "one part's answer, its prediction locked",
     "score": "the score line",
     "note": "why the free exploration cannot open yet",

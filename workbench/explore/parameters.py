@@ -40,9 +40,9 @@ PARAMETERS = {
     )),
     "06_workshop": Parameters((
         Param("ENCODER", Choice(ENCODERS), "the encoder"),
-        Param("TEMPLATE", Choice(TARGETS), "the target of parts 1 and 2"),
+        Param("TEMPLATE", Choice(TARGETS), "the target of parts 1-8"),
         Param("SEED", SeedOrFirst(), "its seed (-1: the first where only DSGC holds)"),
-        Param("HOP_SEED", SeedOrFirst(), "the profile seed of parts 3-4 (-1: the first one hop loses)"),
+        Param("HOP_SEED", SeedOrFirst(), "the profile seed of parts 9-13 (-1: the first one hop loses)"),
         Param("BUDGET_MULTIPLIER", Number("budget_multiplier", 1.0), "M"),
     )),
 }  # fmt: skip

@@ -1,6 +1,7 @@
-"""The room's seats: who holds one (`Seat`), and the room itself (`Room`: its pages, token,
-seats, the issued session ids a page may connect with, and the two threads its work runs in).
-The server (`server.py`) serves them; the bounds are in docs/room.md."""
+"""The room's seats: who holds one (`Seat`), and the room itself (`Room`: its pages, token and
+typed join code, seats, the issued session ids a page may connect with, the room's predictions
+(`tally.Tally`), and the two threads its work runs in). The server (`server.py`) serves them;
+the bounds are in docs/room.md."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import numpy as np
 
 from workbench.explore import guard
 from workbench.explore.pages import Page
-from workbench.explore.sessions import UploadBudget
+from workbench.explore.sessions import UploadBudget, cached_workshop, workshop_args
+from workbench.explore.tally import Tally
 
 SEATS = 30
 PER_ADDRESS = 3  # pages one address may hold (the explorer, the workshop and a reload's overlap)
@@ -26,6 +28,10 @@ FIRST_CONNECT = 45  # seconds a seat waits for its page's websocket (then a plai
 PING = 15  # seconds between pings; a websocket that answers none within as long is closed
 TIMES_KEPT = 5000  # answer times kept for /status
 MIN_TOKEN = 16  # characters a room token must have (a generated one has 22: 128 bits)
+# the typed join code: 8 characters a person reads off a projector without mistaking one for
+# another (no 0/O, 1/I/L), about 40 bits; wrong codes count as wrong tokens (guard.GUESSES)
+CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 8
 
 
 # --- seats --------------------------------------------------------------------------------------
@@ -54,6 +60,22 @@ def check_token(token: str) -> str:
             "(leave --token out and the room draws one of 128 bits)"
         )
     return token
+
+
+def join_code() -> str:
+    """A new typed join code, shown as two groups of four ("K7QM-2XPA")."""
+    code = "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
+    return f"{code[:4]}-{code[4:]}"
+
+
+def same_code(given: str, code: str) -> bool:
+    """Is `given` the join code, as a person types it (any case, with or without the dash or
+    spaces)? Compared in constant time."""
+
+    def norm(text: str) -> bytes:
+        return "".join(ch for ch in text.upper() if ch.isalnum()).encode()
+
+    return secrets.compare_digest(norm(given), norm(code))
 
 
 @dataclass
@@ -85,6 +107,13 @@ class Room:
         self.budget = UploadBudget(self.seats)
         self.issued: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
         self.server = None  # the RoomHTTPServer, once listening
+        self.code = join_code()
+        self.links: dict[str, str] = {}  # what participants open (app.room_links), once known
+        parts = {}
+        if "workshop" in self.pages:  # the room's own workshop: its parts and their choices
+            ws = cached_workshop(workshop_args(self.pages["workshop"], "")[0])
+            parts = {k: len(ws.question(k).choices) for k in ws.PARTS}
+        self.tally = Tally(parts, most=4 * self.seats + 16)
 
     def __repr__(self) -> str:
         return f"Room({len(self.taken)} of {self.seats} seats taken)"

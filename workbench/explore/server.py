@@ -14,10 +14,13 @@ and only when a page needs a text the cache lacks.
 What a room gets:
 - `/` (the two links), `/explorer`, `/workshop`, `/static/...` (the page's own files), the page's
   websocket `/socket/SID`, `/status` (seats in use and answer times, as JSON), and `/instructor`
-  (the seats by address, each with a button that frees it; behind the instructor's own key);
+  (behind the instructor's own key: the join link as a QR code and a typed code, the session's
+  plan, the room's predictions per part, the seats with a button that frees each);
   every other path is 404, every response is behind the token and carries the security headers,
   and no request runs code;
-- a room token of at least 128 bits: a request carrying `?token=` (checked in constant time) gets
+- a room token of at least 128 bits, or the room's typed join code (`?code=`, 8 characters
+  read off the projector, about 40 bits; a wrong one counts as a wrong token): a request carrying
+  `?token=` (checked in constant time) gets
   a cookie signed with a secret drawn at each start (so a cookie dies with its server), and a
   request with neither gets a short page saying so (403) and starts nothing; an address that
   sends `guard.GUESSES` wrong tokens a minute is refused (429) until the minute passes; no log
@@ -43,11 +46,9 @@ What a room gets:
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
 import time
-from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
@@ -57,6 +58,18 @@ import tornado.websocket
 from workbench.dsgc.trace import Setting
 from workbench.explore import guard, messages
 from workbench.explore.explorer import from_query
+from workbench.explore.handlers import (
+    PAGES,
+    STATIC_DIR,
+    TEMPLATES,
+    Guarded,
+    Index,
+    Instructor,
+    NotFound,
+    PageHandler,
+    Static,
+    StatusHandler,
+)
 from workbench.explore.lessons import WorkshopSession
 from workbench.explore.pages import Page, read_page
 from workbench.explore.seats import Room, Seat
@@ -68,13 +81,6 @@ from workbench.explore.sessions import (
 )
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-PAGES = {"explorer": "05_explorer.ipynb", "workshop": "06_workshop.ipynb"}
-HERE = Path(__file__).resolve().parent
-STATIC_DIR, TEMPLATES = HERE / "static", HERE / "templates"
-STATIC = ("room.js", "room.css", "view.js", "view.css", "vega-bundle.js", "specs.json")
-LOADED = ("view.js", "specs.json", "vega-bundle.js")  # what room.js loads itself, by address
-COOKIE = "wb-room"
-INSTRUCTOR_COOKIE = "wb-instructor"
 MAX_MESSAGE = 32 * 1024 * 1024  # an upload travels in one message (explorer.MAX_UPLOAD chars)
 LARGE = 64 * 1024  # a message this long is read in the upload thread, not the server's loop
 TRACEBACKS = 3  # a page's failures logged with their traceback (the rest are counted)
@@ -91,218 +97,6 @@ CLOSED = {
 }
 
 
-# --- pages --------------------------------------------------------------------------------------
-
-CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data: blob:; connect-src 'self' data: blob:; frame-ancestors 'none'; "
-    "form-action 'self'; base-uri 'none'"
-)
-
-
-@lru_cache(maxsize=1)
-def inline_css() -> str:
-    """room.css, for the page a request without the token gets: it may load nothing."""
-    return (STATIC_DIR / "room.css").read_text(encoding="utf-8")
-
-
-NO_TOKEN = (
-    "This room needs its link: ask the instructor for the address with <code>?token=…</code> "
-    "(the link <code>make app</code> printed). Nothing was started."
-)
-GUESSED = "Too many wrong links from this laptop: wait a minute, then open the link you were given."
-FULL = "Every seat of this room is taken. This page tries again on its own as seats free."
-ADDRESS = (
-    "This laptop already has {n} pages of this room open: close one (or ask the instructor to "
-    "free one). This page tries again on its own."
-)
-
-
-class Guarded:
-    """What every request of the room gets first: the security headers, then the token (a
-    request with neither the token nor the room's signed cookie gets a short page saying so,
-    403; an address past its wrong guesses gets 429 without a check)."""
-
-    room: Room
-    cookie_name = COOKIE
-
-    def set_default_headers(self) -> None:
-        self.set_header("Content-Security-Policy", CSP)
-        self.set_header("X-Content-Type-Options", "nosniff")
-        self.set_header("X-Frame-Options", "DENY")
-        self.set_header("Referrer-Policy", "no-referrer")
-        self.set_header("Cache-Control", "no-store")
-
-    def secret_given(self) -> str | None:
-        return self.get_query_argument("token", None)
-
-    def secret(self) -> str:
-        return self.room.token
-
-    def admitted(self) -> str:
-        """ "" when this request may go on, else why not ("guess", "wrong", "none")."""
-        if self.get_signed_cookie(self.cookie_name, max_age_days=2) is not None:
-            return ""
-        given, ip = self.secret_given(), self.request.remote_ip
-        if given is None:
-            return "none"
-        if self.room.guesses.blocked(ip):
-            return "guess"
-        if hmac.compare_digest(given.encode(), self.secret().encode()):
-            self.set_signed_cookie(self.cookie_name, "1", expires_days=None, httponly=True,
-                                   samesite="Lax")  # fmt: skip
-            return ""
-        self.room.guesses.failed(ip)
-        return "wrong"
-
-    def refusal(self, why: str) -> int:
-        """Count a refused request; its status (429: past the guesses, else 403)."""
-        self.room.counts[f"refused: {'guessing' if why == 'guess' else 'no token'}"] += 1
-        return 429 if why == "guess" else 403
-
-    def prepare(self) -> None:
-        why = self.admitted()
-        if not why:
-            return
-        self.set_status(self.refusal(why))
-        if why == "guess":
-            self.set_header(
-                "Retry-After", str(int(self.room.guesses.blocked(self.request.remote_ip)))
-            )
-            text = GUESSED
-        else:
-            text = NO_TOKEN
-        if self.request.method == "HEAD":
-            self.finish()
-        else:
-            self.finish(self.message("This room needs its link", text, kind="refused"))
-
-    def message(self, title: str, text: str, retry: int | None = None, kind="message") -> bytes:
-        """A short page saying what is wrong (no token, the room is full); with `retry`, it
-        tries again on its own every `retry` seconds for five minutes, counting down."""
-        config = {"kind": "retry", "retry": retry} if retry else None
-        return self.render_string("message.html", **self.shell(title, kind, config), text=text,
-                                  retry=retry)  # fmt: skip
-
-    def shell(self, title: str, kind: str, config: dict | None = None) -> dict:
-        """The arguments of templates/shell.html (a live page's config carries the addresses
-        of the files its script loads)."""
-        if config is not None and kind in PAGES:
-            config = {**config, "urls": {name: self.static_url(name) for name in LOADED}}
-        return {"title": title, "kind": kind, "config": config, "inline_css": inline_css()}
-
-    def _request_summary(self) -> str:  # tornado's log lines: the path, never the query
-        return f"{self.request.method} {self.request.path} ({self.request.remote_ip})"
-
-
-@tornado.web.stream_request_body  # the token is checked on the headers, before any body
-class Handler(Guarded, tornado.web.RequestHandler):
-    def initialize(self, room: Room) -> None:
-        self.room = room
-
-    def data_received(self, chunk: bytes) -> None:  # no request of the room has a body to read
-        pass
-
-    def page(self, text, status: int = 200) -> None:
-        self.set_status(status)
-        self.finish(None if self.request.method == "HEAD" else text)
-
-    def head(self, *args) -> None:
-        self.get(*args)
-
-
-class Index(Handler):
-    def get(self) -> None:
-        links = [(kind, self.room.pages[kind].title) for kind in PAGES]
-        self.page(self.render_string("index.html", **self.shell("The retention workbench",
-                                                                 "plain"), links=links))  # fmt: skip
-
-
-class PageHandler(Handler):
-    def head(self, kind: str) -> None:  # takes no seat
-        self.set_header("Content-Type", "text/html; charset=UTF-8")
-        self.finish()
-
-    def get(self, kind: str) -> None:
-        seat, why = self.room.take(kind, self.request.remote_ip)
-        if seat is None:
-            self.set_header("Retry-After", "20")
-            text = FULL if why == "full" else ADDRESS.format(n=self.room.per_address)
-            self.page(self.message("The room is full" if why == "full" else "One laptop, "
-                                   f"{self.room.per_address} pages", text, retry=20), 503)  # fmt: skip
-            return
-        page = self.room.pages[kind]
-        config = {"kind": kind, "sid": seat.sid}
-        self.page(self.render_string("page.html", **self.shell(page.title, kind, config),
-                                     sections=page.sections))  # fmt: skip
-
-
-class Static(Guarded, tornado.web.StaticFileHandler):
-    """The page's own files (STATIC only), behind the token: tornado's static files (versioned
-    addresses from `static_url`, kept by the browser until they change; gzip by the app)."""
-
-    def initialize(self, path: str, room: Room) -> None:
-        super().initialize(path)
-        self.room = room
-
-    def set_extra_headers(self, path: str) -> None:
-        self.set_header("Cache-Control", "private, max-age=31536000, immutable"
-                        if self.get_query_argument("v", None) else "private, no-cache")  # fmt: skip
-
-    @classmethod
-    def get_absolute_path(cls, root: str, path: str) -> str:
-        if path not in STATIC:  # only the page's files, by name: nothing else is here (404)
-            raise tornado.web.HTTPError(404)
-        return super().get_absolute_path(root, path)
-
-
-class StatusHandler(Handler):
-    def get(self) -> None:
-        self.finish(self.room.status(recent=self.get_query_argument("recent", None) is not None))
-
-
-class NotFound(Handler):
-    def get(self, *args) -> None:
-        raise tornado.web.HTTPError(404)
-
-    post = put = delete = patch = options = get
-
-
-class Instructor(Handler):
-    """The seats by address, each with a button that frees it (`?format=json`: as JSON); behind
-    the instructor's key (printed in the instructor's terminal only), not the room token."""
-
-    cookie_name = INSTRUCTOR_COOKIE
-
-    def secret_given(self) -> str | None:
-        return self.get_argument("key", None)
-
-    def secret(self) -> str:
-        return self.room.instructor
-
-    def get(self) -> None:
-        seats = self.room.seat_list()
-        if self.get_query_argument("format", "") == "json":
-            return self.finish({"seats": seats, "status": self.room.status()})
-        self.page(self.render_string("instructor.html", **self.shell("The room's seats", "plain"),
-                                     seats=seats, room=self.room, urlencode=urlencode))  # fmt: skip
-
-    def post(self) -> None:
-        # the form's address carries the key: a page elsewhere cannot make this browser free a
-        # seat (the cookie alone is not enough); no body is read (the access log has no query)
-        if not hmac.compare_digest(self.get_query_argument("key", "").encode(),
-                                   self.room.instructor.encode()):  # fmt: skip
-            raise tornado.web.HTTPError(403)
-        address = self.get_query_argument("address", None)
-        sids = [s["sid"] for s in self.room.seat_list() if s["address"] == address] if address \
-            else [self.get_query_argument("sid", "")]  # fmt: skip
-        freed = sum(self.room.evict(sid) for sid in sids)
-        self.room.counts["freed by the instructor (requests)"] += 1
-        if self.get_query_argument("format", "") == "json":
-            return self.finish({"freed": freed})
-        self.redirect("/instructor", status=303)
-
-
 # --- a page's live sessions ---------------------------------------------------------------------
 
 
@@ -316,6 +110,7 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
         self.seat: Seat | None = None
         self.models: dict[str, object] = {}  # "page" / "explorer" -> session
         self.workshop: WorkshopSession | None = None
+        self.participant: str | None = None  # the room's tally's id for this page's person
         self.box = guard.Mailbox()
         self.bucket = guard.Bucket()
         self.loop = asyncio.get_running_loop()
@@ -474,14 +269,24 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
             return model.handle(msg["content"])
         if self.workshop is None:
             raise ValueError(f"message '{kind}': this page has no workshop")
+        if kind == "predict":  # a pick before its reveal: the room's tally follows it
+            self.workshop.check(msg["part"], msg["choice"])
+            self.room.tally.predict(self.participant, msg["part"], msg["choice"])
+            return None
         if kind == "reveal":
-            self.post("page", self.workshop.reveal(msg["part"], msg["choice"]))
+            answer = self.workshop.reveal(msg["part"], msg["choice"])
+            self.room.tally.predict(self.participant, answer["part"], answer["choice"], lock=True)
+            self.post("page", answer)
             return self.post("page", self.workshop.score())
         if kind == "restore":  # what the page kept, after a reload
+            for key, choice in self.workshop.choices(msg["kept"]).items():
+                self.room.tally.predict(self.participant, key, choice)
             for answer in self.workshop.restore(msg["kept"]):
+                self.room.tally.predict(self.participant, answer["part"], answer["choice"],
+                                        lock=True)  # fmt: skip
                 self.post("page", answer)
             return self.post("page", self.workshop.score())
-        # open-explorer: on the store of parts 3-4; after a reconnect, at the view the page showed
+        # open-explorer: on the store of parts 9-13; after a reconnect, at the view the page showed
         note = self.workshop.explorer_note()
         if note:
             return self.post("page", {"type": "note", "html": note})
@@ -501,6 +306,13 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
             args, notes = workshop_args(page, query)
             self.workshop = WorkshopSession(cached_workshop(args))
             ws = self.workshop.workshop
+            # the room's tally counts the pages on the room's own workshop (a link that changes
+            # it asks other questions): a participant the room issued, or a new one
+            if args == workshop_args(page, "")[0]:
+                given = msg["participant"]
+                self.participant = (
+                    given if self.room.tally.knows(given) else self.room.tally.issue()
+                )
             self.post(
                 "page",
                 {
@@ -508,6 +320,7 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
                     "parts": self.workshop.questions(),
                     "memory": ws.memory_key,
                     "notes": notes,
+                    "participant": self.participant,
                 },
             )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 
@@ -48,10 +47,8 @@ class Warmup:
     def _run(self) -> None:
         t = time.perf_counter()
         # The page must stay quick while this runs: the thread runs at the lowest CPU priority
-        # (Linux: a thread id is a valid PRIO_PROCESS target) and hands the GIL back to the
-        # kernel's main thread within 1 ms instead of 5 (loading the model holds it for long).
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(0.001)
+        # (Linux: a thread id is a valid PRIO_PROCESS target; the process's own settings, such
+        # as the interpreter's switch interval, are left as they are)
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
@@ -60,8 +57,6 @@ class Warmup:
             base.encode(["warm up"])  # the first call also builds the model's arrays
         except Exception as e:  # shown in the page; the lexical encoder keeps working
             self.error = f"the sentence model could not be loaded: {e}"
-        finally:
-            sys.setswitchinterval(interval)
         self.seconds = time.perf_counter() - t
         with self.lock:
             self._done()

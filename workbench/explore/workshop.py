@@ -1,9 +1,6 @@
-"""The workshop, for a room: every part asks for a prediction, a Reveal button shows the answer
-only when clicked and compares it with the guess, and a score runs across the parts.
-
-Before a reveal the page names blocks by neutral ids (B01, B02, ... in a seeded shuffle), so an id
-such as c2 or h1 cannot give a block's kind away, and nothing the page holds says what the answer
-is: a reveal is computed when its button is clicked. The workshop writes no file (a room of
+"""The workshop in a notebook: every part (`questions.Questions`) asks for a prediction, a Reveal
+button shows the answer only when clicked and compares it with the guess, and a score runs across
+the parts. A reveal is computed when its button is clicked. The workshop writes no file (a room of
 participants shares one checkout), and its charts are drawn in the browser like the explorer's.
 """
 
@@ -15,33 +12,17 @@ from functools import cached_property
 import ipywidgets as w
 
 from workbench.common.notebook import record
-from workbench.dsgc import viewdata
-from workbench.dsgc.trace import Setting, Trace, run_setting, verdict_line
+from workbench.dsgc.trace import run_setting
 from workbench.explore.explorer import explorer
 from workbench.explore.lessons import (
     HOPS,
     LAMBDAS,
-    NONE,
-    SWEEP_COLUMNS,
-    Answer,
-    Question,
     WorkshopSession,
-    find_seed,
     first_rescue,
-    html_table,
-    kept,
     knob_sweep,
-    neutral_ids,
-    sweep_rows,
 )
+from workbench.explore.questions import Questions
 from workbench.explore.widgets import ChartView, KernelWatch, Memory, show_live
-
-
-def sweep_answer(value, said: str, what: str, rows, *extra) -> Answer:
-    """A sweep's reveal: the value found (NONE when none), what it says, the sweep's table, then
-    `extra` parts."""
-    table = _html(CSS + html_table([what, *SWEEP_COLUMNS], rows))
-    return Answer(NONE if value is None else value, said, (table, *extra))
 
 
 class Score(w.HTML):
@@ -97,7 +78,7 @@ class Part(w.VBox):
         picks = "".join(f"<li>{html.escape(label)}</li>" for label, _ in self.question.choices)
         shown = "".join(
             i[1] if i[0] == "html" else "<p><i>(a chart, drawn when the notebook runs)</i></p>"
-            for i in answer.items
+            for i in answer.shown
         )
         return (
             f"<div class='wb-static-part'><h4>Part {self.key}</h4>"
@@ -157,51 +138,14 @@ def _item_widget(item: dict) -> w.Widget:
     return ChartView(item["chart"], item["data"], width=item["width"]).add_class(item["cls"])
 
 
-def _html(text: str, cls: str = "wb-reveal-text") -> tuple[str, str]:
-    return ("html", f"<div class='{cls}'>{text}</div>")
+class Workshop(Questions):
+    """The workshop in a notebook: its questions (`Questions`) as widgets, built on request, one
+    session holding every reveal, lock and score, and the page's memory of them."""
 
-
-CSS = """<style>
-.wb-ws-table {border-collapse: collapse; font: 12px/1.3 ui-monospace, monospace; margin: 4px 0;}
-.wb-ws-table th, .wb-ws-table td {padding: 1px 8px; border-bottom: 1px solid #e4e4e4;
-  text-align: left; white-space: nowrap;}
-.wb-ws-table td:last-child {white-space: normal; max-width: 640px;}
-.wb-compare-line {padding: 6px 10px; margin: 6px 0; border-left: 5px solid #999; background: #f6f6f6;}
-.wb-compare-line.wb-right {border-left-color: #009E73; background: #f3faf7;}
-.wb-compare-line.wb-wrong {border-left-color: #D55E00; background: #fdf3ee;}
-.wb-score-line {font-size: 15px; padding: 6px 10px; border: 1px solid #0072B2; display: inline-block;}
-.wb-question p {margin: 4px 0;}
-</style>"""
-
-
-class Workshop:
-    """The four parts' scenarios, questions and answers; parts are widgets, built on request."""
-
-    def __init__(
-        self,
-        encoder: str = "lexical",
-        template: str = "role",
-        seed: int = -1,
-        hop_seed: int = -1,
-        multiplier: float = 2.0,
-    ):
-        base = Setting(template=template, encoder=encoder, multiplier=multiplier)
-        if seed < 0:
-            seed = find_seed(base, lambda s: not kept(s, policy="similarity") and kept(s))
-        self.state = base.with_(seed=0 if seed is None else seed)
-        profile = Setting(template="profile", encoder=encoder, multiplier=multiplier)
-        if hop_seed < 0:
-            hop_seed = find_seed(profile, lambda s: not kept(s) and kept(s, hops=2))
-        self.hop_state = profile.with_(seed=0 if hop_seed is None else hop_seed)
-        self.parts: dict[str, Part] = {}
-        self._questions: dict[str, tuple] = {}  # key -> (Question, reveal)
-        self._answers: dict[str, Answer] = {}
-
-    @property
-    def memory_key(self) -> str:
-        """Where a page keeps this workshop's predictions and reveals (localStorage)."""
-        s, h = self.state, self.hop_state
-        return f"wb-workshop/{s.encoder}/{s.template}/{s.seed}/{h.seed}/{s.multiplier:g}"
+    @cached_property
+    def parts(self) -> dict[str, Part]:
+        """The parts drawn so far, by key."""
+        return {}
 
     # the widgets, made when the notebook shows them (the room server uses none); they render
     # the one session, which holds every reveal, lock and score
@@ -243,62 +187,6 @@ class Workshop:
             "Score",
         )
 
-    # --- what a participant sees before any reveal ---
-    def store(self, state: Setting) -> str:
-        """The query, the budget, the chain and every block, under neutral ids only."""
-        t = run_setting(state)
-        sc, names = t.scenario, neutral_ids(t.scenario)
-        rows = sorted([names[b.id], b.cost, b.text] for b in sc.blocks)
-        chain = " → ".join(names[c] for c in sc.chain)
-        return (
-            f"{CSS}<p><b>query:</b> {html.escape(sc.query)}<br><b>budget C = "
-            f"{t.retention.budget} tokens</b> (the store holds {int(sc.costs.sum())} tokens in "
-            f"{len(sc.blocks)} blocks)<br><b>the answer needs:</b> {chain} (each block depends on "
-            "the one before it; the other blocks' kinds are hidden)</p>"
-            + html_table(["block", "cost (tokens)", "text"], rows)
-        )
-
-    def chain_choices(self, state: Setting) -> list[tuple[str, str]]:
-        sc = run_setting(state).scenario
-        names = neutral_ids(sc)
-        return [*((names[c], names[c]) for c in sc.chain), ("none: the whole chain is kept", NONE)]
-
-    def identities(self, trace: Trace) -> tuple[str, str]:
-        """After a reveal: the ranking with each neutral id's real id and kind."""
-        names = neutral_ids(trace.scenario)
-        rows = [
-            [r, names[i], i, trace.scenario.block(i).kind, s]
-            for r, (i, s) in enumerate(
-                zip(trace.ranking, viewdata.statuses(trace), strict=True), start=1
-            )
-        ]
-        return _html(
-            "<details><summary>every block, in ranking order (neutral id, real id, kind)</summary>"
-            + html_table(["rank", "block", "real id", "kind", "after the walk"], rows)
-            + "</details>"
-        )
-
-    # --- the parts: a question, and its answer computed only when asked for ---
-    PARTS = ("1", "2", "3", "4")
-
-    def question(self, key) -> Question:
-        """Part `key`'s question (no answer in it)."""
-        return self._build(str(key))[0]
-
-    def answer(self, key) -> Answer:
-        """Part `key`'s answer (computed on the first reveal, then kept: it never changes)."""
-        key = str(key)
-        if key not in self._answers:
-            self._answers[key] = self._build(key)[1]()
-        return self._answers[key]
-
-    def _build(self, key: str):
-        if key not in self._questions:
-            if key not in self.PARTS:
-                raise ValueError(f"no part {key!r}; the parts are {', '.join(self.PARTS)}")
-            self._questions[key] = getattr(self, f"part{key}")()
-        return self._questions[key]
-
     def part(self, n: int) -> Part:
         """Part n as widgets (the notebook's cells)."""
         self.question(str(n))  # ValueError for a part that does not exist
@@ -306,183 +194,15 @@ class Workshop:
         self.parts[p.key] = p
         return p
 
-    def part1(self):
-        state = self.state
-
-        def reveal() -> Answer:
-            t = run_setting(state, policy="similarity")
-            names = neutral_ids(t.scenario)
-            ans = [names[c] for c in t.displaced] or NONE
-            said = (
-                f"similarity-only evicted {', '.join(f'{names[c]} (= {c})' for c in t.displaced)}"
-                if t.displaced
-                else "similarity-only kept the whole chain"
-            )
-            witness = t.indirect
-            why = "; ".join(
-                f"{c} resembles the query less than {wit}, the block that depends on it"
-                for c, wit in witness.items()
-                if c in t.displaced
-            )
-            data = viewdata.landscape_data(t)
-            return Answer(
-                ans,
-                said,
-                (
-                    _html(f"<p><b>{html.escape(verdict_line(t))}</b></p>"),
-                    ("chart", "similarity", data, 760, "wb-chart-eviction"),
-                    self.identities(t),
-                    _html(
-                        "<p>Discuss: the evicted block is <i>needed</i> (the chain breaks without "
-                        "it) but shares few words with the query. Definition 1 calls it a "
-                        "structurally indirect prerequisite; its witness is the dependent the "
-                        f"query does resemble{': ' + html.escape(why) if why else ''}.</p>"
-                    ),
-                ),
-            )
-
-        q = (
-            self.store(state)
-            + "<p><b>Predict:</b> similarity-only keeps the blocks most like the query until the "
-            "budget is full (a block that does not fit is skipped). Which block of the chain "
-            "will it evict?</p>"
-        )
-        return Question("1", q, tuple(self.chain_choices(state))), reveal
-
-    def part2(self):
-        state = self.state.with_(policy="dsgc")
-
-        def reveal() -> Answer:
-            rescue = first_rescue(state, "lam", LAMBDAS)
-            rows = sweep_rows(state, "lam", LAMBDAS)
-            lost_again = [
-                r[0] for r in rows if rescue is not None and float(r[0]) > rescue and r[1] == "no"
-            ]
-            data = viewdata.rescue_data(
-                [
-                    {"lam": lam, "full_chain_retained": r[1] == "yes", "displaced_text": r[2]}
-                    for lam, r in zip(LAMBDAS, rows, strict=True)
-                ],
-                "lam",
-                f"{state.template} seed {state.seed}",
-                "Does the chain survive as λ grows?",
-            )
-            more = (
-                f"No: at λ = {', '.join(lost_again)} the chain is lost again."
-                if lost_again
-                else "Here, every λ from the first rescue on keeps the chain."
-            )
-            said = (
-                f"the smallest λ that keeps the whole chain is {rescue:g}"
-                if rescue is not None
-                else "no λ in the list keeps the whole chain"
-            )
-            return sweep_answer(rescue, said, "λ", rows,
-                                ("chart", "rescue", data, 420, "wb-chart-lambda"),
-                                _html(f"<p>Is a larger λ always better? {html.escape(more)}</p>"))  # fmt: skip
-
-        q = (
-            "<p>DSGC scores each block I = r + λ·π: its own relevance r plus λ times the relevance "
-            "π of the blocks that depend on it. Same store as in part 1.</p><p><b>Predict:</b> "
-            "what is the smallest λ (from the list) that keeps the whole chain?</p>"
-        )
-        choices = [(f"λ = {lam:g}", lam) for lam in LAMBDAS] + [("none of these", NONE)]
-        return Question("2", q, tuple(choices)), reveal
-
-    def part3(self):
-        state = self.hop_state
-
-        def reveal() -> Answer:
-            t = run_setting(state)
-            names = neutral_ids(t.scenario)
-            ans = [names[c] for c in t.displaced] or NONE
-            said = (
-                f"with one hop DSGC evicts {', '.join(f'{names[c]} (= {c})' for c in t.displaced)}"
-                if t.displaced
-                else "with one hop DSGC keeps the whole chain"
-            )
-            before, after = run_setting(state, policy="no-graph"), t
-            return Answer(
-                ans,
-                said,
-                (
-                    _html(f"<p><b>{html.escape(verdict_line(t))}</b></p>"),
-                    (
-                        "chart",
-                        "valley",
-                        viewdata.valley_data(before, after),
-                        460,
-                        "wb-chart-one-hop",
-                    ),
-                    self.identities(t),
-                    _html(
-                        "<p>Discuss: one hop lifts a block by the relevance of the blocks that "
-                        "depend on it directly; a block two links away from the query-like block "
-                        "gets nothing from it.</p>"
-                    ),
-                ),
-            )
-
-        q = (
-            self.store(state)
-            + "<p>A new store (a different scenario). DSGC at λ = 1, one hop.</p><p><b>Predict:"
-            "</b> which block of the chain does it evict, if any?</p>"
-        )
-        return Question("3", q, tuple(self.chain_choices(state))), reveal
-
-    def part4(self):
-        state = self.hop_state
-
-        def reveal() -> Answer:
-            best = first_rescue(state, "hops", HOPS)
-            rows = sweep_rows(state, "hops", HOPS)
-            scale = []
-            for blocks in (20, 50):
-                t = run_setting(state, total_blocks=blocks)
-                if t.displaced:
-                    d = t.displaced[0]
-                    scale.append(
-                        f"at {blocks} blocks {d} is ranked {t.chain_ranks[d]} and evicted, "
-                        f"{t.top_non_chain} outscoring it by {t.margin:.3f}"
-                    )
-                else:
-                    scale.append(f"at {blocks} blocks the whole chain is kept")
-            said = (
-                f"{best} hop{'s' if best != 1 else ''} keep{'s' if best == 1 else ''} the chain"
-                if best is not None
-                else "no number of hops up to 3 keeps the chain"
-            )
-            return sweep_answer(
-                best,
-                said,
-                "hops",
-                rows,
-                _html(
-                    "<p>A second (damped) hop reaches a block two links away, at the price of "
-                    "lifting whatever else sits two links from a relevant block. With more "
-                    f"blocks in the store (one hop): {html.escape('; '.join(scale))}.</p>"
-                ),
-            )
-
-        q = (
-            "<p>Same store as part 3. Propagation can go further: with two hops a block also gets "
-            "(half) the relevance of the blocks two links away.</p><p><b>Predict:</b> how many "
-            "hops keep the whole chain?</p>"
-        )
-        choices = [(f"{h} hop{'s' if h > 1 else ''}", h) for h in HOPS] + [
-            ("none: not even 3", NONE)
-        ]
-        return Question("4", q, tuple(choices)), reveal
-
     def free_exploration(self) -> w.VBox:
-        """Part 5: the explorer, opened on request, on the store of parts 3-4, and only once
-        both are revealed (its verdict would give their answers away)."""
+        """Step 5: the explorer, opened on request, on the store of parts 9-13, and only once
+        they are revealed (its verdict would give their answers away)."""
         button = w.Button(description="Open the explorer").add_class("wb-open-explorer")
         note = w.HTML().add_class("wb-free-note")
         box = Live(
             [button, note, KernelWatch()],
-            "<p><b>Part 5, free exploration:</b> the explorer on the store of parts 3-4 opens "
-            "here once both are revealed (it needs the running notebook).</p>",
+            "<p><b>Free exploration:</b> the explorer on the store of parts 9-13 opens "
+            "here once they are revealed (it needs the running notebook).</p>",
             "Free exploration",
         ).add_class("wb-free")
 
@@ -502,13 +222,13 @@ class Workshop:
         s, h = self.state, self.hop_state
         sim = run_setting(s, policy="similarity")
         record(
-            "part1",
+            "eviction",
             {"seed": s.seed, "displaced": sim.displaced, "indirect": sim.indirect},
             shown=False,
         )
         lam = knob_sweep(s.with_(policy="dsgc"), "lam", list(LAMBDAS))
         record(
-            "part2",
+            "lambda",
             {
                 "seed": s.seed,
                 "rescue_lambda": first_rescue(s.with_(policy="dsgc"), "lam", LAMBDAS),
@@ -518,7 +238,7 @@ class Workshop:
         )
         hops = knob_sweep(h, "hops", list(HOPS))
         record(
-            "part3",
+            "hops",
             {
                 "seed": h.seed,
                 "kept_by_hops": hops.full_chain_retained.tolist(),
@@ -526,6 +246,7 @@ class Workshop:
             },
             shown=False,
         )
+        record("answers", {k: self.answer(k).value for k in self.PARTS}, shown=False)
 
     def __repr__(self) -> str:
         return f"Workshop({self.state.template} seed {self.state.seed}, profile seed {self.hop_state.seed})"

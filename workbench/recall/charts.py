@@ -36,11 +36,11 @@ def grid_heatmap(cells: pd.DataFrame, source: str = "synthetic") -> alt.FacetCha
     )
     ink = alt.condition("datum.recall > 60", alt.value("white"), alt.value("black"))
     top = base.mark_text(dy=-6, fontSize=12).encode(text="label:N", color=ink)
-    bottom = base.mark_text(dy=8, fontSize=9).encode(text="interval:N", color=ink)
+    bottom = base.mark_text(dy=8, fontSize=10).encode(text="interval:N", color=ink)
     return (
         alt.layer(rect, top, bottom, data=d)
         .properties(width=330, height=230)
-        .facet(column=alt.Column("query_form:N", sort=list(QUERY_FORMS), title="query form"))
+        .facet(row=alt.Row("query_form:N", sort=list(QUERY_FORMS), title="query form"))
         .properties(title=f"Required-fact recall per cell, 95% intervals (source={source})")
     )
 

@@ -31,7 +31,7 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
     )
     return (
         alt.layer(loud, silent, line, pts, data=frame)
-        .properties(width=260, height=110)
+        .properties(width=215, height=110)
         .facet(
             row=alt.Row("metric:N", sort=["occupancy", "margin", "orphans"], title=None),
             column=alt.Column("manager:N", sort=list(MANAGERS), title=None),
@@ -39,11 +39,12 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
         .resolve_scale(y="independent")
         .properties(
             title=alt.TitleParams(
-                "One simulated run (plan-driven agent): occupancy, eviction margin and "
-                "evicted-binding orphans per turn",
+                "One simulated run of a plan-driven agent, turn by turn",
                 subtitle=[
+                    "rows: occupancy, eviction margin and evicted-binding orphans per turn;",
                     "columns: window manager; red rules: a silently corrupted call (a guessed "
-                    "handle the tool accepted); grey rules: a tool error on an unknown handle;",
+                    "handle the tool accepted);",
+                    "grey rules: a tool error on an unknown handle;",
                     f"orange dots: eviction margin below the floor {floor:g}; occupancy is "
                     "retained tokens / capacity",
                 ],
@@ -53,11 +54,11 @@ def timeline_chart(frame: pd.DataFrame, floor: float = FLOOR):
     )
 
 
-OUTCOME_PANELS = (  # (column, panel title): causes and recoveries apart
-    ("evicted_binding_turns", "turns holding a reference to an evicted binding (the note's mode)"),
-    ("silent", "silent corruptions (a guessed handle accepted)"),
-    ("tool_errors", "tool errors (a guessed handle refused)"),
-    ("restores", "tombstone restores (recoveries)"),
+OUTCOME_PANELS = (  # (column, panel title): causes and recoveries apart; the subtitle says more
+    ("evicted_binding_turns", "turns citing an evicted binding"),
+    ("silent", "silent corruptions"),
+    ("tool_errors", "tool errors"),
+    ("restores", "tombstone restores"),
     ("raises", "gate raises"),
     ("jobs_done", "jobs completed"),
 )
@@ -92,7 +93,7 @@ def outcome_chart(table: pd.DataFrame):
                 "measure:N",
                 title=None,
                 sort=[t for _, t in OUTCOME_PANELS],
-                header=alt.Header(labelLimit=220, labelFontSize=10),
+                header=alt.Header(labelLimit=0, labelFontSize=11),
             ),
             columns=3,
         )
@@ -103,6 +104,8 @@ def outcome_chart(table: pd.DataFrame):
                 subtitle=[
                     f"mean per simulated run over {seeds} seeds, 95% bootstrap interval over "
                     "seeds; source: simulated (workbench.closure.window.agent)",
+                    "silent: a guessed handle the tool accepted; tool error: one it refused; "
+                    "restores: recoveries from a tombstone;",
                     "'-off': closure enforcement switched off; '-raise': the gate in raise mode; "
                     "'-miss p': the tombstone store misses a share p of restores",
                 ],

@@ -213,8 +213,17 @@ function livePage() {
   const models = {};
   const page = { memory: null, kept: {} };
 
+  // the id the room's tally knows this browser's person by (issued by the room, kept here)
+  const PERSON = "wb-participant";
+  function stored(key) {
+    try {
+      return localStorage.getItem(key) || "";
+    } catch (e) {
+      return "";
+    }
+  }
   function hello() {
-    return { type: "hello", query: location.search };
+    return { type: "hello", query: location.search, participant: stored(PERSON) };
   }
   conn = new Conn(onMessage, hello);
 
@@ -262,6 +271,13 @@ function livePage() {
   function questions(msg) {
     done();
     page.memory = msg.memory;
+    if (msg.participant) {
+      try {
+        localStorage.setItem(PERSON, msg.participant);
+      } catch (e) {
+        /* a storage that refuses: a reload counts as a new participant */
+      }
+    }
     try {
       page.kept = JSON.parse(localStorage.getItem(page.memory) || "{}") || {};
     } catch (e) {
@@ -285,8 +301,10 @@ function livePage() {
       const kept = page.kept[key];
       if (kept && Number.isInteger(kept.choice) && kept.choice < q.choices.length) select.value = String(kept.choice);
       select.addEventListener("change", () => {
-        page.kept[key] = { choice: select.value === "" ? null : Number(select.value), revealed: false };
+        const choice = select.value === "" ? null : Number(select.value);
+        page.kept[key] = { choice, revealed: false };
         keep();
+        conn.send({ type: "predict", part: key, choice }); // the room's tally follows the pick
       });
       box.querySelector(".wb-reveal").addEventListener("click", () => {
         const choice = select.value === "" ? null : Number(select.value);
@@ -304,7 +322,7 @@ function livePage() {
     }
     if (open) open.disabled = false;
     conn.send({ type: "restore", kept: page.kept });
-    // after a reconnect: the open explorer of part 5 gets its session back, at the view it shows
+    // after a reconnect: the open explorer of the free exploration gets its session back, at the view it shows
     const free = models.explorer;
     if (free) conn.send({ type: "open-explorer", query: (free.get("payload") || {}).query || "" });
   }

@@ -361,6 +361,9 @@ async function renderExplorer({ model, el, host }) {
     views = Object.fromEntries(names.map((n, i) => [n, built[i]]));
     root.wbViews = views; // for the browser test and the bench
     $(".wbx-valley").appendChild(views.valley.div);
+    // JupyterLab's Run All scrolls to the notebook's last cell as it starts; a view drawn in a
+    // notebook brings its controls back into sight once, when it is first drawn
+    if (el.closest(".jp-Notebook")) requestAnimationFrame(() => root.scrollIntoView({ block: "start" }));
   }
 
   function setControls(p) {
