@@ -143,7 +143,15 @@ def test_explorer_in_jupyterlab(checkout):
         save(page, server, rel)
         assert settled(checkout) == "", git(checkout, "diff")
         # Run All again (the kernel counts on: 7, 8, ...), then a save: still as committed
+        counts = (
+            "() => window.jupyterapp.shell.currentWidget.content.widgets"
+            ".filter(c => c.model.type === 'code').map(c => c.model.executionCount)"
+        )
+        first = max(page.evaluate(counts))
         run_all(page)
+        page.wait_for_function(  # every code cell ran again (a cell still queued has no count)
+            f"n => ({counts})().every(c => c !== null && c > n)", arg=first, timeout=TIMEOUT_MS
+        )
         lab_wait(page, server, IDLE, TIMEOUT_MS, selector=False)
         page.wait_for_function(f"v => ({VERDICT})() === v", arg=payload(start)["verdict"],
                                timeout=60_000)  # fmt: skip
