@@ -35,7 +35,7 @@ OUTSIDE, BOTH = "outside", "both"
 LABELS = {"similarity": "similarity-only", "recency": "recency"}
 BUDGETS = (2.5, 3.0, 4.0, 5.0)  # part 7: the budgets similarity-only is tried at
 FIX_LAMBDA, FIX_BUDGET, FIX_TAU = 3.0, 3.0, 0.1  # part 12: the single changes tried
-COUNT_BINS = ((1, 4), (5, 8), (9, 12), (13, 10**6))  # part 1: blocks kept
+COUNT_BINS = ((0, 4), (5, 8), (9, 12), (13, 10**6))  # part 1: blocks kept (every count has a bin)
 SEED_BINS = ((0, 3), (4, 7), (8, 11), (12, 15))  # out of 15 seeds
 
 
