@@ -316,14 +316,17 @@ def test_no_module_imports_a_private_name_from_another():
 
 def test_code_carries_no_history_tags():
     """Which variant or issue a line came from lives in data/calibration/ and the CHANGELOG."""
-    tag = re.compile(r"\b(variants?|issue) \d", re.I)
-    hits = [
+    assert _library_lines(re.compile(r"\b(variants?|issue) \d", re.I)) == []
+
+
+def _library_lines(pattern: re.Pattern) -> list[str]:
+    """Every line of workbench/ the pattern finds, as path:line."""
+    return [
         f"{p.relative_to(ROOT)}:{k}"
         for p in (ROOT / "workbench").rglob("*.py")
         for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if tag.search(line)
+        if pattern.search(line)
     ]
-    assert hits == []
 
 
 def test_no_module_changes_the_interpreters_own_settings():
@@ -332,10 +335,4 @@ def test_no_module_changes_the_interpreters_own_settings():
     setting = re.compile(
         r"gc\.(disable|freeze|set_threshold)|sys\.set(switchinterval|recursionlimit)"
     )
-    hits = [
-        f"{p.relative_to(ROOT)}:{k}"
-        for p in (ROOT / "workbench").rglob("*.py")
-        for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if setting.search(line)
-    ]
-    assert hits == []
+    assert _library_lines(setting) == []

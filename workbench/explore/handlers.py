@@ -15,7 +15,6 @@ import tornado.web
 
 from workbench.explore.plan import STEPS, total_minutes
 from workbench.explore.seats import Room, same_code
-from workbench.explore.sessions import cached_workshop, workshop_args
 
 PAGES = {"explorer": "05_explorer.ipynb", "workshop": "06_workshop.ipynb"}
 HERE = Path(__file__).resolve().parent
@@ -281,9 +280,9 @@ def qr_svg(link: str) -> str:
 def instructor_parts(room: Room) -> dict[str, dict]:
     """Each part of the room's workshop for the instructor: what it asks (plain text), its
     choices, and the answer said in words."""
-    if "workshop" not in room.pages:
+    ws = room.workshop
+    if ws is None:
         return {}
-    ws = cached_workshop(workshop_args(room.pages["workshop"], "")[0])
     return {
         k: {"ask": ws.question(k).ask, "choices": [label for label, _ in ws.question(k).choices],
             "answer": ws.answer(k).said}

@@ -109,10 +109,14 @@ class Room:
         self.server = None  # the RoomHTTPServer, once listening
         self.code = join_code()
         self.links: dict[str, str] = {}  # what participants open (app.room_links), once known
-        parts = {}
-        if "workshop" in self.pages:  # the room's own workshop: its parts and their choices
-            ws = cached_workshop(workshop_args(self.pages["workshop"], "")[0])
-            parts = {k: len(ws.question(k).choices) for k in ws.PARTS}
+        # the room's own workshop (the notebook's arguments; a link may ask for another): the
+        # one its tally counts and its instructor's page shows
+        self.own = (
+            workshop_args(self.pages["workshop"], "")[0] if "workshop" in self.pages else None
+        )
+        self.workshop = cached_workshop(self.own) if self.own is not None else None
+        ws = self.workshop
+        parts = {k: len(ws.question(k).choices) for k in ws.PARTS} if ws is not None else {}
         self.tally = Tally(parts, most=4 * self.seats + 16)
 
     def __repr__(self) -> str:

@@ -308,7 +308,7 @@ class Socket(Guarded, tornado.websocket.WebSocketHandler):
             ws = self.workshop.workshop
             # the room's tally counts the pages on the room's own workshop (a link that changes
             # it asks other questions): a participant the room issued, or a new one
-            if args == workshop_args(page, "")[0]:
+            if args == self.room.own:
                 given = msg["participant"]
                 self.participant = (
                     given if self.room.tally.knows(given) else self.room.tally.issue()
