@@ -1,4 +1,4 @@
-"""The `workbench` command: generate, evaluate, suite, reproduce, closure, recall.
+"""The `workbench` command: generate, evaluate, suite, reproduce, closure, recall, conversations.
 
 One parser tree and one error handler (`main`). Exit codes:
   0    success
@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from workbench.beyond import cli as beyond_cli
 from workbench.beyond.induce import (
     BENCHMARK_PATTERNS,
     DIRECTIONS,
@@ -264,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     closure_cli.add_parser(sub)
     recall_cli.add_parser(sub)
+    beyond_cli.add_parser(sub)
     return ap
 
 

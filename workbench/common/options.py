@@ -33,6 +33,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "spurious": (0, 10_000, False, True),
     "total_blocks": (1, 100_000, False, True),
     "blocks": (1, 100_000, False, True),
+    "min_evidence": (1, 10_000, False, True),  # evidence turns a conversation question needs
     "budget": (1, 2**53, False, True),
     "turns": (1, 1_000_000, False, True),
     "capacity": (1, 2**53, False, True),
