@@ -15,6 +15,7 @@ from workbench.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 DIRTY = ROOT / "tests" / "fixtures" / "conversations" / "dirty.json"
 HANDWRITTEN = ROOT / "data" / "conversations" / "handwritten.json"
+HELDOUT = ROOT / "data" / "conversations" / "heldout.json"
 
 
 def _write(tmp_path, samples) -> Path:
@@ -118,6 +119,8 @@ def test_the_handwritten_conversations_are_long_and_their_evidence_reads_clean()
         assert len(sessions) >= 10
         assert sum(len(s["conversation"][k]) for k in sessions) >= 150
     assert r.warnings == [] and r.repairs == []
+    held = C.read_conversations(HELDOUT)
+    assert held.warnings == [] and held.repairs == [] and len(held.scenarios) == held.questions
     assert len(r.scenarios) >= 60 and all(len(sc.chain) >= 2 for sc in r.scenarios)
     assert len({sc.metadata["conversation"] for sc in r.scenarios}) == len(samples)
 
