@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from workbench.beyond.induce import PARA_WEIGHT, induce_ruled, paraphrase_link
-from workbench.beyond.mentions import MIN_CONFIDENCE, RULES, mention_links
+from workbench.beyond.mentions import MIN_CONFIDENCE, mention_links
 from workbench.beyond.reading import aliases, defined, mentions, normalize
+from workbench.beyond.rules import NAMES as RULES
 from workbench.cli import main
 from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import load_scenarios
@@ -186,7 +187,7 @@ def test_where_the_text_cannot_decide_the_other_way_is_weaker():
     (fwd,) = [p for p, (rule, _) in got.items() if rule == "order"]
     back = (fwd[1], fwd[0])
     assert got[back][0] == "two-way" and got[back][1] < got[fwd][1]
-    assert set(RULES) == {"role", "order", "two-way"}
+    assert set(RULES) == {"role", "order", "two-way", "rare-word"}
 
 
 def test_mention_links_still_runs_on_the_generator_text_as_before():

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.beyond.mentions import FALLBACK, mention_links, mentions
+from workbench.beyond.mentions import FALLBACK, mentions
+from workbench.beyond.rules import links as rule_links
 from workbench.common.encoders import get_encoder
 from workbench.common.handles import Patterns
 from workbench.common.options import check_number
@@ -274,7 +275,7 @@ def induce_ruled(
             emb = paraphrase(texts)  # one batch: every unique text once
         out = []
         for sc in scenarios:
-            links = mention_links(list(sc.texts), sc.query, fallback)
+            links = rule_links(sc.texts, sc.query, fallback)
             ids = sc.ids
             edges = [(ids[x.dependent], ids[x.prerequisite]) for x in links]
             conf = [x.confidence for x in links]

@@ -68,6 +68,9 @@ _OPAQUE = re.compile(r"code:(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{6,}$")
 MAX_LINKS = 2  # each block keeps at most its two strongest partners (a chain link has two)
 ORDER_TIE = 0.1  # a shared mention this close to the same place in both texts gives no order
 MAX_HOLDERS = 21  # the most blocks a linking mention may be in (its weight is then 1/20)
+# a link is kept only near the query: one of its blocks at most this many links away from a block
+# that uses the query's words (one-hop DSGC carries a block's relevance one link)
+NEAR = 1
 
 
 @dataclass(frozen=True)
@@ -79,22 +82,44 @@ class Link:
     prerequisite: int
     confidence: float
     shared: tuple[str, ...]
-    rule: str = "order"  # what decided the direction: 'role', 'order' or 'two-way' (RULES)
+    rule: str = "order"  # the rule of `rules.RULES` that made it: 'role', 'order' or 'two-way'
 
 
-RULES = {
-    "role": "one block defines what they share (a definition, a table row, a reference entry, a "
-    "numbered clause, an alias it gives) and the other uses it",
-    "order": "the block naming what they share later in its text introduced it",
-    "two-way": "mention order cannot decide: an ordered pair's other way at TWO_WAY of its "
-    "confidence, or, a mention at the same place in both, an edge each way at full confidence",
-}
 FALLBACK = "two-way"  # where no role decides: 'order' (variants up to 21) or 'two-way'
 TWO_WAY = 0.75
 
 
 def _query_words(query_text: str) -> frozenset[str]:
     return frozenset(w for w in WORD.findall(query_text.casefold()) if w not in STOP)
+
+
+def common_above(n: int) -> int:
+    """In a store of n blocks, a mention or word more blocks than this use is common: no link,
+    and no sign of what a block is about."""
+    return max(3, min(n // 4, MAX_HOLDERS))
+
+
+def word_holders(texts) -> dict[str, list[int]]:
+    """Each content word (stemmed) of a store, and the blocks that use it, in store order."""
+    holders: dict[str, list[int]] = {}
+    for i, t in enumerate(texts):
+        for w in content_stems(t):
+            holders.setdefault(w, []).append(i)
+    return holders
+
+
+def query_words_used(texts, query: str, holders=None) -> list[frozenset[str]]:
+    """The query's content words (stemmed) each block uses, leaving out those common in the
+    store (`common_above`: a speaker's name before every turn of theirs, a user named in every
+    line of a log); `holders`: the store's `word_holders`, when the caller has them."""
+    holders = word_holders(texts) if holders is None else holders
+    top = common_above(len(texts))
+    q = frozenset(w for w in content_stems(query) if len(holders.get(w, ())) <= top)
+    out = [set() for _ in texts]
+    for w in q:
+        for i in holders.get(w, ()):
+            out[i].add(w)
+    return [frozenset(x) for x in out]
 
 
 def _weights(
@@ -111,7 +136,7 @@ def _weights(
             df[m] = df.get(m, 0) + 1
     # a mention in more blocks than this weighs at most 1/20: it cannot make a link, and skipping
     # it keeps the pairs per mention bounded (induction stays linear in the store's size)
-    top = max(3, min(n // 4, MAX_HOLDERS))
+    top = common_above(n)
     out = {}
     for m, d in df.items():
         if not 2 <= d <= top:
@@ -254,11 +279,33 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             links[b] = links.get(b, 0) + 1
             out.append((a, b, c, xs))
     dist = _distances(ms, qm, out, about)
+    asked = query_words_used(texts, query)
+    near = _steps([i for i, a in enumerate(asked) if a], out, len(texts))
     return sorted(
         p
         for p in out
-        if dist[p[0]] < math.inf or any(_OPAQUE.match(x) or x.startswith("cite:") for x in p[3])
+        if (dist[p[0]] < math.inf and min(near[p[0]], near[p[1]]) <= NEAR)
+        or any(_OPAQUE.match(x) or x.startswith("cite:") for x in p[3])
     )
+
+
+def _steps(seeds, pairs, n: int) -> list[float]:
+    """Steps from the seed blocks to each block over the pairs (inf: not connected)."""
+    dist = [math.inf] * n
+    todo = deque(seeds)
+    for i in seeds:
+        dist[i] = 0
+    nbrs: dict[int, list[int]] = {}
+    for a, b, *_ in pairs:
+        nbrs.setdefault(a, []).append(b)
+        nbrs.setdefault(b, []).append(a)
+    while todo:
+        i = todo.popleft()
+        for j in nbrs.get(i, ()):
+            if dist[j] > dist[i] + 1:
+                dist[j] = dist[i] + 1
+                todo.append(j)
+    return dist
 
 
 def _anchor(x: str, qm: frozenset[str], qwords: frozenset[str]) -> bool:
@@ -306,7 +353,7 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _stems(text: str) -> frozenset[str]:
+def content_stems(text: str) -> frozenset[str]:
     """A text's content words, stemmed."""
     t = text.casefold()
     words = {_stem(w) for w in WORD.findall(t) if w not in STOP}
@@ -317,12 +364,12 @@ class _About:
     """What each block says of the query: the query's content words (stemmed) it uses."""
 
     def __init__(self, texts: list[str], query: str):
-        self.texts, self.q = texts, _stems(query)
+        self.texts, self.q = texts, content_stems(query)
 
     def beyond(self, i: int, xs) -> int:
         """How many of the query's words block i uses besides those of the mentions xs."""
-        own = frozenset().union(*(_stems(x.split(":", 1)[1]) for x in xs))
-        return len((_stems(self.texts[i]) & self.q) - own)
+        own = frozenset().union(*(content_stems(x.split(":", 1)[1]) for x in xs))
+        return len((content_stems(self.texts[i]) & self.q) - own)
 
     def both(self, a: int, b: int, xs) -> bool:
         """Do both blocks say something the query asks besides what they share (a
@@ -405,7 +452,7 @@ def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs, about=None) -
 
 def mention_links(texts: list[str], query: str, fallback: str = FALLBACK) -> list[Link]:
     """The mention graph of one scenario as directed, confidence-weighted edges, each with the
-    rule that decided its direction (`RULES`): of two blocks sharing mentions, the one that
+    rule that decided its direction (`rules.RULES`): of two blocks sharing mentions, the one that
     defines what they share is the prerequisite ('role', `reading.defined`); else the one naming
     it later in its text, and (`fallback` 'two-way') the other way at TWO_WAY of the confidence
     ('order' / 'two-way'); without an order, an edge each way."""
