@@ -42,7 +42,9 @@
 
 `python scripts/bench.py --sentence` also times explorer updates with the sentence encoder.
 `python scripts/bench.py --scale` runs the scale figures only; `--induce` times mention induction
-on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed).
+on one store of 10^3, 10^4 and 10^5 blocks (it must stay linear: mentions are indexed; within 50 us
+a block at 10^5, memory a block alike at 10^4 and 10^5) and every question of the hand-written
+conversations over one store of their turns.
 `--agents` times each of our agent hooks on 10^3 and 10^4 messages and check and trim of the real
 logs (`--agents-csv` rewrites data/results/agents_hooks.csv).
 `python scripts/bench.py --closure` runs the closure figures only (check, replay, scan, trim), `--explorer` the explorer's,
@@ -436,11 +438,19 @@ def bench_scale() -> None:
             print("wrote data/results/scale_sweep.csv")
 
 
+INDUCE_US = 50  # mention induction's budget a block at 10^5 blocks and on long conversations
+
+
 def bench_induce() -> None:
     """Mention induction on one store of 10^3, 10^4 and 10^5 blocks (the large store's texts,
-    one chain's query over all of it): linear when mentions are indexed, no all-pairs pass."""
+    one chain's query over all of it): linear when mentions are indexed, no all-pairs pass; its
+    peak memory a block at 10^4 and 10^5; every question of the hand-written conversations over
+    one store of their 597 turns."""
+    import tracemalloc
+
     import numpy as np
 
+    from workbench.beyond.conversations import read_conversations
     from workbench.beyond.induce import induce_weighted
     from workbench.dsgc.scenario import Block, Scenario
     from workbench.scale import layout
@@ -464,10 +474,37 @@ def bench_induce() -> None:
         report(
             f"mention induction, one store of {n:,} blocks",
             dt,
-            None,
+            INDUCE_US * n / 1e6 if n == 100_000 else None,
             f"({per:.1f} us a block, {len(edges)} edges{growth})",
         )
         last = (n, dt)
+        if n >= 10_000:
+            tracemalloc.start()
+            induce_weighted([sc], "mentions")
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(f"{'':<62} peak {peak / 2**20:.0f} MiB ({peak / n / 1024:.1f} KiB a block)")
+    convs = read_conversations(ROOT / "data" / "conversations" / "handwritten.json").scenarios
+    turns: dict[str, Block] = {}
+    for sc in convs:  # the three conversations end to end: one store of their turns
+        for b in sc.blocks:
+            turns.setdefault(f"{sc.metadata['conversation']}/{b.id}", b)
+    store = tuple(Block(k, b.text, "filler") for k, b in turns.items())
+    asked = [
+        Scenario(f"all/{i}", sc.query, store, (), (store[0].id,), "", "", 0, None, {})
+        for i, sc in enumerate(convs)
+    ]
+    t0 = time.perf_counter()
+    found = induce_weighted(asked, "mentions")
+    dt = time.perf_counter() - t0
+    n = len(asked) * len(store)
+    report(
+        f"mention induction, {len(asked)} questions over {len(store)} turns",
+        dt,
+        INDUCE_US * n / 1e6,
+        f"({dt / n * 1e6:.1f} us a block, {sum(len(e) for e, _ in found) / len(asked):.0f} "
+        "edges a question)",
+    )
     # prose written to load the scenario-level readers (issue 32): every block gives an alias,
     # heads a numbered clause, cites another's clause by number and names a short or full hash
     last = None
@@ -491,7 +528,7 @@ def bench_induce() -> None:
         report(
             f"mention induction, aliases, clauses and hashes, {n:,} blocks",
             dt,
-            None,
+            INDUCE_US * n / 1e6 if n == 100_000 else None,
             f"({dt / n * 1e6:.1f} us a block, {len(edges)} edges{growth})",
         )
         last = (n, dt)

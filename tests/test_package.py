@@ -287,6 +287,42 @@ def test_the_readmes_agents_table_is_the_committed_summary():
     assert shown == report.readme_rows(summary)
 
 
+def test_the_readmes_conversation_figures_are_the_committed_ones():
+    """The README quotes notebook 12's table, the first run and the held-out run as recorded."""
+    import pandas as pd
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    para = text.split("**Real conversations**", 1)[1].split("More:", 1)[0]
+    now = pd.read_csv(ROOT / "data" / "results" / "conversations.csv")
+    cal = ROOT / "data" / "calibration"
+    first = pd.read_csv(cal / "conversations_first_run.csv")
+    held = pd.read_csv(cal / "conversations_heldout_run.csv")
+
+    def at(t, enc, m, arm):
+        return t[(t.encoder == enc) & (t.budget_multiplier == m) & (t.arm == arm)].iloc[0]
+
+    sim, ind, right = "similarity-only", "DSGC, induced graph", "DSGC, right graph"
+    lx, sx = (at(now, e, 16.0, ind) for e in ("lexical", "sentence"))
+    want = [
+        f"{at(now, 'lexical', 16.0, sim).kept:.2f} of the questions at M 16 (lexical) and "
+        f"{at(now, 'sentence', 16.0, sim).kept:.2f} (sentence)",
+        f"{at(now, 'lexical', 16.0, right).kept:.2f} and {at(now, 'sentence', 16.0, right).kept:.2f}",
+        f"{lx.kept:.2f} ({lx.won:.0f} won, {lx.lost:.0f} lost) and {sx.kept:.2f} ({sx.won:.0f} "
+        f"won, {sx.lost:.0f} lost): {lx.share_of_right_gain:.2f} and {sx.share_of_right_gain:.2f}",
+        f"first run {at(first, 'lexical', 16.0, ind).share_of_right_gain:.2f} and "
+        f"{at(first, 'sentence', 16.0, ind).share_of_right_gain:.2f}",
+        f"held out: {at(held, 'lexical', 16.0, ind).share_of_right_gain:.2f} and "
+        f"{at(held, 'sentence', 16.0, ind).share_of_right_gain:.2f}",
+        f"{at(held, 'sentence', 4.0, ind).lost:.0f} lost and "
+        f"{at(held, 'sentence', 4.0, ind).won:.0f} won "
+        "at M 4 (sentence)",
+    ]
+    for quote in want:
+        assert quote in para, quote
+    assert "none lost at M 16" in para
+    assert [at(held, e, 16.0, ind).lost for e in ("lexical", "sentence")] == [0, 0]
+
+
 def test_the_architecture_doc_lists_every_module_of_the_tree():
     """docs/architecture.md's layout block names each folder and its modules as the tree has them."""
     doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")

@@ -223,6 +223,7 @@ def test_reproduce_with_parameters_never_writes_the_record():
             "SEEDS": "0:12", "ENCODERS": "lexical", "SENTENCE_SEEDS": 0, "RESAMPLES": 200,
         },
         "11_agents": {"SEEDS": "0:2", "FRAMEWORKS": "pydantic-ai"},
+        "12_conversations": {"ENCODERS": "lexical", "MULTIPLIERS": [16.0], "RESAMPLES": 200},
     }  # fmt: skip
     assert set(changes) == set(NAMES)
     before = tracked_state()

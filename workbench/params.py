@@ -137,6 +137,7 @@ OWNERS = {
     "09_scale": "workbench.scale.parameters",
     "10_beyond_the_paper": "workbench.beyond.parameters",
     "11_agents": "workbench.agents.bench.parameters",
+    "12_conversations": "workbench.beyond.parameters",
 }
 
 

@@ -28,12 +28,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from workbench.beyond.induce import SOURCES
+from workbench.beyond.induce import SOURCES, induce_weighted, score_pairs
 from workbench.common import stats
+from workbench.common.encoders import get_encoder
 from workbench.common.io import InputError, read_json
+from workbench.dsgc.policies import PolicySetting
 from workbench.dsgc.protocols import Protocol
 from workbench.dsgc.runs import run_protocol
 from workbench.dsgc.scenario import Block, Scenario
+from workbench.dsgc.trace import run
 
 TEMPLATE = "conversation"  # every question's scenario; its sample id is its `conversation`
 MIN_EVIDENCE = 2  # the questions whose answer needs two turns or more
@@ -283,6 +286,7 @@ def study_table(runs: pd.DataFrame, **boot) -> pd.DataFrame:
     paired = pd.concat(rows, ignore_index=True)[[*keys, "diff", "lo", "hi", "up", "down"]]
     paired = paired.rename(columns={"lo": "diff_lo", "hi": "diff_hi", "up": "won", "down": "lost"})
     out = kept.merge(paired, on=keys, how="left")
+    out[["won", "lost"]] = out[["won", "lost"]].astype("Int64")
     gain = out.pivot_table(index=keys[:2], columns="arm", values="diff", sort=False)
     share = (gain[ARMS[2]] / gain[ARMS[3]].where(gain[ARMS[3]] > 0)).rename("share_of_right_gain")
     out = out.merge(share.reset_index(), on=keys[:2], how="left")
@@ -327,3 +331,84 @@ def study_text(table: pd.DataFrame) -> str:
             cells.append(cell)
         out.append(f"{enc}, M {m:g}: " + "; ".join(cells))
     return "\n".join(out)
+
+
+# --- what notebook 12 shows ---------------------------------------------------------------------
+
+
+def corpus_table(read: Read) -> pd.DataFrame:
+    """Per conversation: its sessions, turns, questions kept and their evidence turns."""
+    rows = {}
+    for sc in read.scenarios:
+        name = sc.metadata["conversation"]
+        r = rows.setdefault(name, [len(sc.metadata["session_dates"]), len(sc.blocks), 0, 0])
+        r[2] += 1
+        r[3] += len(sc.chain)
+    return pd.DataFrame(
+        [(k, *v) for k, v in rows.items()],
+        columns=["conversation", "sessions", "turns", "questions", "evidence turns"],
+    )
+
+
+def example(scenarios, runs: pd.DataFrame, encoder: str, multiplier: float) -> pd.DataFrame:
+    """The first question whose evidence similarity-only loses and the right graph keeps at this
+    encoder and M: each evidence turn's rank under similarity-only and whether each arm kept it."""
+    at = runs[(runs.encoder == encoder) & (runs.budget_multiplier == multiplier)]
+    kept = at.pivot_table(index="question", columns="arm", values="kept", sort=False)
+    lost = kept[(kept[ARMS[1]] == 0) & (kept[ARMS[3]] == 1)].index
+    if not len(lost):
+        return pd.DataFrame()
+    sc = next(s for s in scenarios if s.id == lost[0])
+    enc = get_encoder(encoder)
+    ((edges, conf),) = induce_weighted([sc], "mentions")
+    graphs = {ARMS[1]: sc, ARMS[2]: sc.with_edges(edges, conf), ARMS[3]: sc}
+    pos = sc.index()
+    chain = [pos[c] for c in sc.chain]
+    rows = {c: {"question": sc.query, "turn": sc.blocks[i].id, "text": sc.texts[i]}
+            for c, i in zip(sc.chain, chain, strict=True)}  # fmt: skip
+    for arm, g in graphs.items():
+        pol = PolicySetting("similarity" if arm == ARMS[1] else "dsgc")
+        ret = run(g, enc, pol, multiplier)
+        for c, i, rank in zip(sc.chain, chain, ret.rank_of(chain), strict=True):
+            if arm == ARMS[1]:
+                rows[c]["rank (similarity-only)"] = int(rank)
+            rows[c][f"kept: {arm}"] = "yes" if ret.kept[i] else "no"
+    out = pd.DataFrame(list(rows.values()))
+    out.attrs.update(turns=len(sc.blocks), budget=sc.budget(multiplier))
+    return out
+
+
+def bar_text(bar_table: pd.DataFrame, table: pd.DataFrame) -> str:
+    """The bar, in words, from the table: per encoder and M, questions won and lost, and the share
+    of the right graph's gain at M 16."""
+    parts = []
+    for r in bar_table.itertuples():
+        t = table[(table.encoder == r.encoder) & (table.budget_multiplier == r.budget_multiplier)]
+        kept = t.set_index("arm").kept
+        cell = (
+            f"{r.encoder}, M {r.budget_multiplier:g}: similarity-only keeps "
+            f"{kept[ARMS[1]]:.2f}, DSGC over the induced graph {kept[ARMS[2]]:.2f} "
+            f"({r.won} won, {r.lost} lost), over the right graph {kept[ARMS[3]]:.2f}"
+        )
+        if r.budget_multiplier == 16.0 and not np.isnan(r.share_of_right_gain):
+            cell += f", so {r.share_of_right_gain:.2f} of the right graph's gain"
+        parts.append(cell + (" (met)" if r.met else " (**missed**)"))
+    met = bool(bar_table.met.all())
+    head = "The bar is met in every cell" if met else "The bar is missed"
+    return f"{head}: " + "; ".join(parts) + "."
+
+
+def pair_quality(scenarios) -> dict:
+    """The induced graph's pairs against the evidence pairs (direction ignored), pooled: pairs a
+    question, evidence pairs found, precision and recall."""
+    hit = induced = true = 0
+    for sc, (edges, _) in zip(scenarios, induce_weighted(scenarios, "mentions"), strict=True):
+        s = score_pairs(edges, sc.edges)
+        hit, induced, true = hit + s.hit, induced + s.induced, true + s.true
+    return {
+        "pairs": induced / max(len(scenarios), 1),
+        "hit": hit,
+        "true": true,
+        "precision": hit / induced if induced else float("nan"),
+        "recall": hit / true if true else float("nan"),
+    }

@@ -108,18 +108,19 @@ def word_holders(texts) -> dict[str, list[int]]:
     return holders
 
 
-def query_words_used(texts, query: str, holders=None) -> list[frozenset[str]]:
-    """The query's content words (stemmed) each block uses, leaving out those common in the
-    store (`common_above`: a speaker's name before every turn of theirs, a user named in every
-    line of a log); `holders`: the store's `word_holders`, when the caller has them."""
+def query_words_used(texts, query: str, holders=None) -> dict[int, frozenset[str]]:
+    """The blocks that use the query's content words (stemmed), each with the words it uses,
+    leaving out words common in the store (`common_above`: a speaker's name before every turn of
+    theirs, a user named in every line of a log); `holders`: the store's `word_holders`, when
+    the caller has them."""
     holders = word_holders(texts) if holders is None else holders
     top = common_above(len(texts))
-    q = frozenset(w for w in content_stems(query) if len(holders.get(w, ())) <= top)
-    out = [set() for _ in texts]
-    for w in q:
-        for i in holders.get(w, ()):
-            out[i].add(w)
-    return [frozenset(x) for x in out]
+    out: dict[int, set[str]] = {}
+    for w in content_stems(query):
+        if len(holders.get(w, ())) <= top:
+            for i in holders.get(w, ()):
+                out.setdefault(i, set()).add(w)
+    return {i: frozenset(ws) for i, ws in out.items()}
 
 
 def _weights(
@@ -228,7 +229,9 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     return ms, keep(mentions(query)) | frozenset(f"alias:{a}" for a in given & said), pos, defs
 
 
-def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tuple[str, ...]]]:
+def link_pairs(
+    texts: list[str], query: str, asked: dict | None = None
+) -> list[tuple[int, int, float, tuple[str, ...]]]:
     """(a, b, confidence, shared mentions) for every linked pair a < b: the shared mentions'
     weights combined as independent evidence (1 - prod(1 - w)), each block keeping at most
     MAX_LINKS partners (the strongest; ties: store order), pairs under MIN_CONFIDENCE dropped,
@@ -279,8 +282,8 @@ def link_pairs(texts: list[str], query: str) -> list[tuple[int, int, float, tupl
             links[b] = links.get(b, 0) + 1
             out.append((a, b, c, xs))
     dist = _distances(ms, qm, out, about)
-    asked = query_words_used(texts, query)
-    near = _steps([i for i, a in enumerate(asked) if a], out, len(texts))
+    asked = query_words_used(texts, query) if asked is None else asked
+    near = _steps(sorted(asked), out, len(texts))
     return sorted(
         p
         for p in out
@@ -450,13 +453,15 @@ def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs, about=None) -
     return dist
 
 
-def mention_links(texts: list[str], query: str, fallback: str = FALLBACK) -> list[Link]:
+def mention_links(
+    texts: list[str], query: str, fallback: str = FALLBACK, asked: dict | None = None
+) -> list[Link]:
     """The mention graph of one scenario as directed, confidence-weighted edges, each with the
     rule that decided its direction (`rules.RULES`): of two blocks sharing mentions, the one that
     defines what they share is the prerequisite ('role', `reading.defined`); else the one naming
     it later in its text, and (`fallback` 'two-way') the other way at TWO_WAY of the confidence
     ('order' / 'two-way'); without an order, an edge each way."""
-    pairs = link_pairs(texts, query)
+    pairs = link_pairs(texts, query, asked)
     _, _, pos, defs = scenario_positions(tuple(texts), query)
     out = []
     for a, b, c, xs in pairs:

@@ -1,5 +1,5 @@
-"""The parameters of the beyond-the-paper notebook (10), declared once
-(`workbench.common.parameters`)."""
+"""The parameters of the beyond-the-paper notebook (10) and of the conversations notebook (12),
+declared once (`workbench.common.parameters`)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,18 @@ PARAMETERS = {
         Param("HANDWRITTEN", Location("folder"), "scenario files written by hand"),
         Param("CALIBRATION_DIR", Location("folder"), "the inducer's record"),
         Param("LOGS", Location("folder"), "the closure study's agent logs"),
+        FIGURES_DIR,
+        RESULTS_DIR,
+    )),
+    "12_conversations": Parameters((
+        Param("CONVERSATIONS", Location("file"), "conversations in LoCoMo's published format",
+              "locomo10.json, say"),
+        Param("MIN_EVIDENCE", Number("min_evidence"), "evidence turns a question needs"),
+        Param("ENCODERS", Names(ENCODERS), "the encoders"),
+        Param("MULTIPLIERS", Listed(Number("budget_multiplier")), "budget multipliers"),
+        Param("RESAMPLES", Number("boot", 1), "bootstrap resamples an interval"),
+        Param("SEED", Number("seed"), "the bootstrap's seed"),
+        Param("CALIBRATION_DIR", Location("folder"), "the inducer's record"),
         FIGURES_DIR,
         RESULTS_DIR,
     )),

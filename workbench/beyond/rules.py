@@ -92,7 +92,9 @@ def word_cap(n: int) -> int:
     return min(n // WORD_SHARE, MAX_HOLDERS)
 
 
-def rare_word_links(texts: Sequence[str], query: str, taken=frozenset()) -> list[Link]:
+def rare_word_links(
+    texts: Sequence[str], query: str, taken=frozenset(), holders=None, about=None
+) -> list[Link]:
     """The `rare-word` rule on one store: links both ways between blocks that use words of the
     query and share rare words (a word of the query counting ANCHOR as much: two blocks about the
     query's subject are not thereby about each other), strongest first, each block in at most
@@ -100,13 +102,13 @@ def rare_word_links(texts: Sequence[str], query: str, taken=frozenset()) -> list
     cap = word_cap(len(texts))
     if cap < 2:
         return []
-    holders = word_holders(texts)
-    about = query_words_used(texts, query, holders)
+    holders = word_holders(texts) if holders is None else holders
+    about = query_words_used(texts, query, holders) if about is None else about
     evidence: dict[tuple[int, int], list[str]] = {}
     for w, hs in holders.items():
         if not 2 <= len(hs) <= cap:
             continue
-        users = [i for i in hs if about[i]]
+        users = [i for i in hs if i in about]
         for k, a in enumerate(users):
             for b in users[k + 1 :]:
                 if (a, b) not in taken:
@@ -133,9 +135,11 @@ def rare_word_links(texts: Sequence[str], query: str, taken=frozenset()) -> list
 def links(texts: Sequence[str], query: str, fallback: str = FALLBACK) -> list[Link]:
     """Every rule of the table on one store: the shared-mention links, then the rare-word links
     between blocks no shared mention links; sorted by (dependent, prerequisite)."""
-    found = mention_links(list(texts), query, fallback)
+    holders = word_holders(texts)
+    about = query_words_used(texts, query, holders)
+    found = mention_links(list(texts), query, fallback, about)
     taken = frozenset(
         (min(x.dependent, x.prerequisite), max(x.dependent, x.prerequisite)) for x in found
     )
-    found += rare_word_links(texts, query, taken)
+    found += rare_word_links(texts, query, taken, holders, about)
     return sorted(found, key=lambda e: (e.dependent, e.prerequisite))

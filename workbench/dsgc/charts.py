@@ -468,6 +468,14 @@ def sweep_chart(
 
 # --- beyond the paper (notebook 10): retention with bootstrap intervals ------------------------
 
+# the conversations study's arms (notebook 12), in the policies' colours; the right graph, an
+# upper bound, in the paper's source colour
+ARM_COLORS = {
+    "recency": POLICY_COLORS["recency"],
+    "similarity-only": POLICY_COLORS["similarity"],
+    "DSGC, induced graph": POLICY_COLORS["dsgc"],
+    "DSGC, right graph": SOURCE_COLORS["paper"],
+}
 HOP_COLORS = {"0": "#D55E00", "1": "#56B4E9", "2": "#0072B2", "3": "#004C80", "4": "#00263F"}
 
 
