@@ -273,14 +273,7 @@ def link_pairs(
     # strongest first; at equal confidence, a pair where one block defines what the other uses,
     # then the pair sharing more evidence
     scored.sort(key=lambda p: (-p[2], -p[4], -sum(w[x] for x in p[3]), p[0], p[1]))
-    scored = [p[:4] for p in scored]
-    links: dict[int, int] = {}
-    out = []
-    for a, b, c, xs in scored:
-        if links.get(a, 0) < MAX_LINKS and links.get(b, 0) < MAX_LINKS:
-            links[a] = links.get(a, 0) + 1
-            links[b] = links.get(b, 0) + 1
-            out.append((a, b, c, xs))
+    out = strongest([p[:4] for p in scored])
     dist = _distances(ms, qm, out, about)
     asked = query_words_used(texts, query) if asked is None else asked
     near = _steps(sorted(asked), out, len(texts))
@@ -290,6 +283,20 @@ def link_pairs(
         if (dist[p[0]] < math.inf and min(near[p[0]], near[p[1]]) <= NEAR)
         or any(_OPAQUE.match(x) or x.startswith("cite:") for x in p[3])
     )
+
+
+def strongest(pairs, most: int = MAX_LINKS) -> list:
+    """The pairs (a, b, ...) kept when each block keeps at most `most` partners, taken in the
+    order given (strongest first)."""
+    count: dict[int, int] = {}
+    out = []
+    for p in pairs:
+        a, b = p[0], p[1]
+        if count.get(a, 0) < most and count.get(b, 0) < most:
+            count[a] = count.get(a, 0) + 1
+            count[b] = count.get(b, 0) + 1
+            out.append(p)
+    return out
 
 
 def _steps(seeds, pairs, n: int) -> list[float]:
@@ -425,32 +432,14 @@ def distinct_names(xs: list[str], query: frozenset[str]) -> list[str]:
 
 def _distances(ms: list[frozenset[str]], q: frozenset[str], pairs, about=None) -> list[float]:
     """Steps from the query to each block over the linked pairs; a block sharing a mention with
-    the query is one step away, or, when no block does, a block using one of the query's words
-    (`about`: a query no block repeats a phrase of still has blocks about it; inf: not
+    the query is where the steps start, or, when no block does, a block using one of the query's
+    words (`about`: a query no block repeats a phrase of still has blocks about it; inf: not
     connected)."""
-    dist = [math.inf] * len(ms)
-    todo = deque()
     q = frozenset(x for x in q if not x.startswith("dim:"))  # a unit names no subject
-    for i, m in enumerate(ms):
-        if m & q:
-            dist[i] = 1
-            todo.append(i)
-    if not todo and about is not None:
-        for i in range(len(ms)):
-            if about.beyond(i, ()) > 0:
-                dist[i] = 1
-                todo.append(i)
-    nbrs: dict[int, list[int]] = {}
-    for a, b, _, _ in pairs:
-        nbrs.setdefault(a, []).append(b)
-        nbrs.setdefault(b, []).append(a)
-    while todo:
-        i = todo.popleft()
-        for j in nbrs.get(i, ()):
-            if dist[j] > dist[i] + 1:
-                dist[j] = dist[i] + 1
-                todo.append(j)
-    return dist
+    seeds = [i for i, m in enumerate(ms) if m & q]
+    if not seeds and about is not None:
+        seeds = [i for i in range(len(ms)) if about.beyond(i, ()) > 0]
+    return _steps(seeds, pairs, len(ms))
 
 
 def mention_links(

@@ -29,6 +29,7 @@ from workbench.beyond.mentions import (
     Link,
     mention_links,
     query_words_used,
+    strongest,
     word_holders,
 )
 
@@ -118,17 +119,11 @@ def rare_word_links(
         c = 1.0 - math.prod(
             1.0 - WORD * (ANCHOR if w in about[a] else 1.0) / (len(holders[w]) - 1) for w in ws
         )
-        scored.append((-c, a, b, tuple(sorted(ws))))
-    scored.sort()
-    count: dict[int, int] = {}
+        scored.append((a, b, round(c, 6), tuple(f"word:{w}" for w in sorted(ws))))
+    scored.sort(key=lambda p: (-p[2], p[0], p[1]))
     out = []
-    for negc, a, b, ws in scored:
-        if count.get(a, 0) < MAX_LINKS and count.get(b, 0) < MAX_LINKS:
-            count[a] = count.get(a, 0) + 1
-            count[b] = count.get(b, 0) + 1
-            c = round(-negc, 6)
-            shared = tuple(f"word:{w}" for w in ws)
-            out += [Link(a, b, c, shared, "rare-word"), Link(b, a, c, shared, "rare-word")]
+    for a, b, c, shared in strongest(scored):
+        out += [Link(a, b, c, shared, "rare-word"), Link(b, a, c, shared, "rare-word")]
     return out
 
 
