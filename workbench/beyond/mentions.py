@@ -196,8 +196,11 @@ def scenario_positions(texts: tuple[str, ...], query: str):
             m for m in ms if m not in drop and (not m.startswith("name:") or m[5:] in inner)
         )
 
-    pos = [dict(positions(t)) for t in texts]
-    defs = tuple(defined(t) for t in texts)  # each right after its positions: one reading a text
+    pos, defs = [], []
+    for t in texts:  # each text's definitions right after its positions: one reading a text
+        pos.append(dict(positions(t)))
+        defs.append(defined(t))
+    defs = tuple(defs)
     given = {a for t in texts for a in aliases(t)}
     heads = {m[9:] for p in pos for m in p if m.startswith("code:sec ") and "." in m}
     # one pass over each text (no pass per alias or clause: induction stays linear in the store)
@@ -374,12 +377,12 @@ class _About:
     """What each block says of the query: the query's content words (stemmed) it uses."""
 
     def __init__(self, texts: list[str], query: str):
-        self.texts, self.q = texts, content_stems(query)
+        self.stems, self.q = [content_stems(t) for t in texts], content_stems(query)
 
     def beyond(self, i: int, xs) -> int:
         """How many of the query's words block i uses besides those of the mentions xs."""
         own = frozenset().union(*(content_stems(x.split(":", 1)[1]) for x in xs))
-        return len((content_stems(self.texts[i]) & self.q) - own)
+        return len((self.stems[i] & self.q) - own)
 
     def both(self, a: int, b: int, xs) -> bool:
         """Do both blocks say something the query asks besides what they share (a
