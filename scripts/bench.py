@@ -501,7 +501,7 @@ def bench_induce() -> None:
     report(
         f"mention induction, {len(asked)} questions over {len(store)} turns",
         dt,
-        INDUCE_US * n / 1e6,
+        round(INDUCE_US * n / 1e6, 2),
         f"({dt / n * 1e6:.1f} us a block, {sum(len(e) for e, _ in found) / len(asked):.0f} "
         "edges a question)",
     )

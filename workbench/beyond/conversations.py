@@ -412,3 +412,17 @@ def pair_quality(scenarios) -> dict:
         "precision": hit / induced if induced else float("nan"),
         "recall": hit / true if true else float("nan"),
     }
+
+
+def recorded_view(records: dict) -> pd.DataFrame:
+    """One row per record, encoder and M: similarity-only, DSGC over the induced graph with its
+    questions won and lost, the right graph, and the share of its gain the induced graph gets."""
+    rows = []
+    for name, t in records.items():
+        for (enc, m), g in t.groupby(["encoder", "budget_multiplier"], sort=False):
+            at = g.set_index("arm")
+            ind = at.loc[ARMS[2]]
+            rows.append((name, enc, m, at.loc[ARMS[1]].kept, ind.kept, f"{ind.won:.0f} / {ind.lost:.0f}",
+                         at.loc[ARMS[3]].kept, ind.share_of_right_gain))  # fmt: skip
+    cols = ["record", "encoder", "budget_multiplier", ARMS[1], ARMS[2], "won / lost", ARMS[3]]
+    return pd.DataFrame(rows, columns=[*cols, "share of the right graph's gain"])
