@@ -85,7 +85,7 @@ class Link:
     rule: str = "order"  # the rule of `rules.RULES` that made it: 'role', 'order' or 'two-way'
 
 
-FALLBACK = "two-way"  # where no role decides: 'order' (variants up to 21) or 'two-way'
+FALLBACK = "two-way"  # where no role decides: 'order' (mention order alone) or 'two-way'
 TWO_WAY = 0.75
 
 
@@ -239,8 +239,10 @@ def link_pairs(
     weights combined as independent evidence (1 - prod(1 - w)), each block keeping at most
     MAX_LINKS partners (the strongest; ties: store order), pairs under MIN_CONFIDENCE dropped,
     and only pairs in a part of the mention graph that reaches the query (links among blocks
-    that nothing connects to the query cannot be the query's chain) or that share an opaque id
-    (`_OPAQUE`: a reference, whatever the query names) or a citation (`cite:`)."""
+    that nothing connects to the query cannot be the query's chain) with a block within NEAR
+    links of a block that uses the query's words (`asked`: `query_words_used`, computed when not
+    given), or that share an opaque id (`_OPAQUE`: a reference, whatever the query names) or a
+    citation (`cite:`)."""
     ms, qm, _, defs = scenario_positions(tuple(texts), query)  # one reading, shared
     texts, query = [normalize(t) for t in texts], normalize(query)
     w = _weights(ms, qm, _query_words(query))

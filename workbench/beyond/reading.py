@@ -236,8 +236,8 @@ def canon(raw: str) -> str:
 
 def _canons(raw: str) -> set[str]:
     """The code's forms: `canon`, and, when a group after a separator is zero-padded, the form
-    without those zeros ('TH/2019/0447' is also 'th2019447', as 'th-2019-447' writes it; variant
-    21: the joined form alone kept the zeros of a group that follows digits)."""
+    without those zeros ('TH/2019/0447' is also 'th2019447', as 'th-2019-447' writes it: the
+    joined form alone keeps the zeros of a group that follows digits)."""
     return {canon(raw), canon(re.sub(r"(?<=[-_/. ])0+(?=[0-9])", "", raw))}
 
 

@@ -304,8 +304,7 @@ def direction_table(scenarios) -> pd.DataFrame:
 
 def two_way_cost(tiers: dict, encoder: str = "lexical", delta: float = 0.5) -> pd.DataFrame:
     """What the two-way fallback (an edge's other way at TWO_WAY) does, per tier and regime:
-    retention and pair precision of the mention graph with it and with mention order alone (the
-    fallback of variants up to 21)."""
+    retention and pair precision of the mention graph with it and with mention order alone."""
     frames = []
     for fallback in ("order", "two-way"):
         for name, scs in tiers.items():
