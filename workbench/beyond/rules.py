@@ -6,9 +6,9 @@ The shared-mention rules (`role`, `order`, `two-way`) read what two blocks menti
 The `rare-word` rule links, among the blocks that use words of the query, two that share a word
 few blocks of the store use: in a long store (a conversation of hundreds of turns) the facts an
 answer combines are often joined by nothing else ('the transom is off' and 'a rotten transom'),
-and a store under sixty-four blocks has no word that rare. Each rule gives
-a confidence in (0, 1], and a block keeps only its few strongest partners under each, so the
-support noise carries stays below a block's own relevance. The history of every variant tried
+and a store under sixty-four blocks has no word that rare. Each rule gives a confidence in
+(0, 1], and a block keeps only its few strongest partners under each, so a wrong link carries
+only a fraction of its dependent's relevance, to few blocks. The history of every variant tried
 is in data/calibration/inducer.md and data/calibration/conversations.md.
 """
 
