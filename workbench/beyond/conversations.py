@@ -66,7 +66,6 @@ class Read:
 class Turn:
     id: str
     session: int
-    speaker: str
     text: str
 
 
@@ -109,7 +108,7 @@ def sessions(conversation: dict, sample: str, path=None) -> tuple[list[Turn], di
             where = f"conversation.{key}[{i}]."
             for name in ("speaker", "dia_id", "text"):
                 _need(t, name, str, where, sample, path)
-            turns.append(Turn(t["dia_id"], n, t["speaker"], turn_text(t)))
+            turns.append(Turn(t["dia_id"], n, turn_text(t)))
     if not turns:
         raise ConversationError(
             f"sample {sample}: no session_N lists", path=path, field="conversation"
@@ -163,6 +162,8 @@ def sample_scenarios(
     texts = [
         f"[{when[t.session]}] {t.text}" if dates and t.session in when else t.text for t in turns
     ]
+    # every turn a filler block, built once a sample; each question's scenario swaps in its chain
+    fillers = tuple(Block(t.id, text, "filler") for t, text in zip(turns, texts, strict=True))
     out.samples += 1
     out.turns += len(turns)
     for q_index, q in enumerate(qa):
@@ -181,23 +182,24 @@ def sample_scenarios(
         if len(ids) < min_evidence:
             out.fewer += 1
             continue
-        out.scenarios.append(question_scenario(name, q_index, q, turns, texts, ids, seen, when))
+        out.scenarios.append(question_scenario(name, q_index, q, fillers, ids, seen, when))
 
 
-def question_scenario(name, q_index, q, turns, texts, ids, seen, when) -> Scenario:
-    """One question: every turn a block, the evidence turns the chain (in the order spoken), the
-    right graph as its edges (every evidence turn to every other, both ways)."""
+def question_scenario(name, q_index, q, fillers, ids, seen, when) -> Scenario:
+    """One question: every turn a block (`fillers`: the sample's turns as filler blocks), the
+    evidence turns the chain (in the order spoken), the right graph as its edges (every evidence
+    turn to every other, both ways)."""
     chain = sorted(ids, key=seen.__getitem__)
-    blocks = tuple(
-        Block(t.id, text, "chain" if t.id in chain else "filler")
-        for t, text in zip(turns, texts, strict=True)
-    )
+    blocks = list(fillers)
+    for c in chain:
+        b = blocks[seen[c]]
+        blocks[seen[c]] = Block(b.id, b.text, "chain")
     edges = tuple((a, b) for a in chain for b in chain if a != b)
     answer = q.get("answer", q.get("adversarial_answer"))
     return Scenario(
         id=f"{name}/q{q_index}",
         query=q["question"],
-        blocks=blocks,
+        blocks=tuple(blocks),
         edges=edges,
         chain=tuple(chain),
         template=TEMPLATE,
@@ -253,15 +255,15 @@ def study_runs(scenarios, encoders=("lexical", "sentence"), multipliers=None) ->
         budget_multipliers=None if multipliers is None else tuple(multipliers),
     )
     runs = run_protocol(p, scenarios, sources={"mentions": SOURCES["mentions"]})
-    graph = runs.graph.fillna("true") if "graph" in runs else "true"
+    graph = runs["graph"].fillna("true") if "graph" in runs else pd.Series("true", runs.index)
+    dsgc = runs.policy == "dsgc"
     arm = np.where(
-        runs.policy == "dsgc",
-        "DSGC, " + pd.Series(graph, index=runs.index).map(GRAPHS),
+        dsgc,
+        "DSGC, " + graph.map(GRAPHS),
         runs.policy.map({"similarity": "similarity-only", "recency": "recency"}),
     )
-    runs = runs.assign(arm=arm)
-    blind = runs.policy != "dsgc"  # recency and similarity read no graph: once each
-    runs = runs[~blind | (pd.Series(graph, index=runs.index) == "true")]
+    # recency and similarity read no graph: kept once each, from the right graph's runs
+    runs = runs.assign(arm=arm)[dsgc | (graph == "true")]
     cols = ["encoder", "budget_multiplier", "arm", "scenario_id", "full_chain_retained"]
     out = runs[cols].rename(columns={"scenario_id": "question", "full_chain_retained": "kept"})
     out["conversation"] = out.question.str.rsplit("/", n=1).str[0]
