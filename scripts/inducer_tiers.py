@@ -41,6 +41,9 @@ def all_tiers() -> dict:
         "F": lambda: load_scenarios(hw / "tier_f" / "scenarios.jsonl"),
         "G": lambda: load_scenarios(hw / "tier_g" / "scenarios.jsonl"),
         "H": lambda: load_scenarios(hw / "tier_h" / "scenarios.jsonl"),
+        "I": lambda: load_scenarios(hw / "tier_i" / "scenarios.jsonl"),
+        "J": lambda: load_scenarios(hw / "tier_j" / "scenarios.jsonl"),
+        "K": lambda: load_scenarios(hw / "tier_k" / "scenarios.jsonl"),
         "worked": lambda: [worked_example()],
         "logs": lambda: tiers.log_tier(tiers.closure_logs(ROOT / "data" / "logs")),
     }
