@@ -4,8 +4,9 @@ NAME] [--tiers a,b,...]`.
 
 Tiers: the generated medium and hard tiers at seeds 1000-1039 (seeds no notebook evaluates; four
 templates, 20 and 50 blocks), the hand-written tiers A, B, C (data/handwritten/, tuned on) and D
-(data/handwritten/tier_d/, 20 and 50 blocks), the paper's worked example and the closure study's
-agent logs. Per line: pairs a scenario, pair precision and recall (pooled), and DSGC's full-chain
+(data/handwritten/tier_d/, 20 and 50 blocks), tiers E-H, the registers of tier I (tuned on), J
+(Japanese), K and L (held out: data/handwritten/tier_k/, tier_l/), the paper's worked example and
+the closure study's agent logs. Per line: pairs a scenario, pair precision and recall (pooled), and DSGC's full-chain
 retention over the induced edges beside similarity-only ("sim") and the true edges ("true");
 then, per template, where DSGC over the induced edges keeps fewer chains than similarity-only
 (lexical encoder, one hop, budget multiplier 2).
@@ -44,6 +45,7 @@ def all_tiers() -> dict:
         "I": lambda: load_scenarios(hw / "tier_i" / "scenarios.jsonl"),
         "J": lambda: load_scenarios(hw / "tier_j" / "scenarios.jsonl"),
         "K": lambda: load_scenarios(hw / "tier_k" / "scenarios.jsonl"),
+        "L": lambda: load_scenarios(hw / "tier_l" / "scenarios.jsonl"),
         "worked": lambda: [worked_example()],
         "logs": lambda: tiers.log_tier(tiers.closure_logs(ROOT / "data" / "logs")),
     }

@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.beyond.definitions import defined
 from workbench.beyond.induce import PARA_WEIGHT, induce_ruled, paraphrase_link
 from workbench.beyond.mentions import MIN_CONFIDENCE, mention_links
-from workbench.beyond.reading import aliases, defined, mentions, normalize
+from workbench.beyond.reading import aliases, mentions
 from workbench.beyond.rules import NAMES as RULES
+from workbench.beyond.words import normalize
 from workbench.cli import main
 from workbench.dsgc.generator import generate
 from workbench.dsgc.scenario import load_scenarios

@@ -11,7 +11,7 @@ different full names. The calibration record (data/calibration/inducer.md) gives
 reason and what it did on every tier.
 
 Direction: an edge points from the dependent to the block it needs. A block that
-defines what the pair shares (`reading.defined`: a definition's head, a table row's key, a
+defines what the pair shares (`definitions.defined`: a definition's head, a table row's key, a
 numbered clause, a reference entry, an alias it gives, a tool result's id field) is the
 prerequisite ('role'). Otherwise mention order: a block introduces what it names late and builds
 on what it names first ("Alice joined bundle K-0421"; "Bundle K-0421 maps to clearance N7"), so of
@@ -19,7 +19,7 @@ two blocks sharing a mention the one naming it later is the prerequisite ('order
 alone was wrong on most prose pairs of tier I, the other way is kept too, at TWO_WAY of the
 confidence ('two-way'). When the mention sits at about the same place in both (within ORDER_TIE
 of the text), the two are facts the answer combines: an edge each way. Text is read in any
-script (`reading.normalize`); a scenario's aliases and short hashes are resolved across its
+script (`words.normalize`); a scenario's aliases and short hashes are resolved across its
 blocks (`scenario_positions`). Every edge carries its confidence in (0, 1]; DSGC may weight its
 support by it.
 """
@@ -34,20 +34,18 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-from workbench.beyond.reading import (
+from workbench.beyond.definitions import defined
+from workbench.beyond.reading import aliases, mentions, positions
+from workbench.beyond.words import (
     CAPSTOP,
     FULLNAME,
     INNER,
     LOWER_RUN,
     STOP,
     WORD,
-    aliases,
     canon,
     cjk_words,
-    defined,
-    mentions,
     normalize,
-    positions,
     spell_numbers,
 )
 
@@ -160,6 +158,8 @@ def scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]
     return ms, qm
 
 
+# an abbreviation: two to five capitals written alone, not a code's letters before its number
+_ACRONYM = re.compile(r"(?<![\w-])[A-Z]{2,5}(?![\w-])(?![ ]?\d)")
 _BARE_CLAUSE = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d]|\.\d)")
 _HEX = re.compile(r"code:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,40}$")  # a commit hash, short or full
 
@@ -219,6 +219,29 @@ def scenario_positions(texts: tuple[str, ...], query: str):
             for m in _BARE_CLAUSE.finditer(t):
                 if m.group(0) in heads and f"code:sec {m.group(0)}" not in pos[i]:
                     pos[i][f"code:sec {m.group(0)}"] = m.start() / n
+    acronyms = {m.group(0).casefold() for t in texts for m in _ACRONYM.finditer(t)} - STOP
+    if acronyms:  # an abbreviation and the words it abbreviates ('DPO', 'data protection officer')
+        spelled: list[dict[str, float]] = []
+        for t in texts:
+            n, found = max(len(t), 1), {}
+            words = list(WORD.finditer(t.casefold()))
+            for k in range(len(words)):
+                initials = ""
+                for w in words[k : k + 5]:
+                    if w.group(0) in STOP:
+                        break
+                    initials += w.group(0)[0]
+                    if len(initials) > 2 and initials in acronyms:
+                        found.setdefault(initials, words[k].start() / n)
+            spelled.append(found)
+        expanded = {a for f in spelled for a in f}
+        for i, t in enumerate(texts):
+            n = max(len(t), 1)
+            for m in _ACRONYM.finditer(t):
+                if m.group(0).casefold() in expanded:
+                    spelled[i].setdefault(m.group(0).casefold(), m.start() / n)
+            for a, at in spelled[i].items():
+                pos[i].setdefault(f"alias:{a}", at)
     hexes = sorted({m for p in pos for m in p if _HEX.match(m)})
     for p in pos:  # a short hash as the one longer hash it begins (sorted: its range is adjacent)
         for m in [m for m in p if _HEX.match(m)]:
@@ -452,7 +475,7 @@ def mention_links(
 ) -> list[Link]:
     """The mention graph of one scenario as directed, confidence-weighted edges, each with the
     rule that decided its direction (`rules.RULES`): of two blocks sharing mentions, the one that
-    defines what they share is the prerequisite ('role', `reading.defined`); else the one naming
+    defines what they share is the prerequisite ('role', `definitions.defined`); else the one naming
     it later in its text, and (`fallback` 'two-way') the other way at TWO_WAY of the confidence
     ('order' / 'two-way'); without an order, an edge each way."""
     pairs = link_pairs(texts, query, asked)
