@@ -281,7 +281,7 @@ def test_the_worked_example_loses_no_chain_to_a_block_about_its_person_variant_1
 @pytest.mark.parametrize(
     "tier,n,templates",
     [("tier_d", 24, 4), ("tier_e", 24, 4), ("tier_f", 24, 4), ("tier_g", 20, 4), ("tier_h", 20, 4),
-     ("tier_i", 33, 11), ("tier_j", 6, 5), ("tier_k", 36, 12)],
+     ("tier_i", 33, 11), ("tier_j", 6, 5), ("tier_k", 36, 12), ("tier_l", 33, 11)],
 )  # fmt: skip
 def test_a_hand_written_tier_is_its_source_laid_out(tier, n, templates):
     """data/handwritten/TIER/scenarios.jsonl is compose(source.json): n hand-written scenarios at
