@@ -434,7 +434,41 @@ show_table(reg_bar)
 record("register_bar", {f"{r.encoder}/{r.blocks}": bool(r.met) for r in reg_bar.itertuples()})
 
 # %% [markdown]
-# Which rule decided each edge's direction (`workbench.beyond.mentions.RULES`: **role**, one block
+# ### 3d. Registers held out from the reader's changes (tiers K and L)
+#
+# Two more register tiers written by hand (their READMEs say who wrote them and how), their
+# regimes checked with the inducer out of the loop before any inducer ran on them. **K**
+# (`data/handwritten/tier_k/`): the twelve registers issue 61 lists for its held-out corpus
+# (meeting transcripts, on-call chat, config files, recipes, by-laws, support tickets, French,
+# Italian and Portuguese, Russian, logs, quoted e-mail, role references, units and dates),
+# written before the reader became a table of readers; "first" is its run with the inducer as it
+# stood then, and it was read scenario by scenario (tuned on) after its second run. **L**
+# (`data/handwritten/tier_l/`): tier I's eleven kinds of text in other voices, written after the
+# readers' table; "first" is its one run. The same author wrote the tiers and the readers, so
+# neither is text written by others.
+
+# %%
+held = {
+    name: tiers.register_table(
+        tiers.register_runs(tiers.compose(f"{HANDWRITTEN}/{folder}/source.json"), delta=DELTA),
+        pd.read_csv(f"{CALIBRATION_DIR}/{folder}_first_run.csv"),
+        **BOOT,
+    )
+    for name, folder in tiers.HELD_OUT.items()
+}
+write_csv(
+    pd.concat([t.assign(tier=k) for k, t in held.items()]),
+    f"{RESULTS_DIR}/beyond_registers_heldout.csv",
+)
+show_table(tiers.heldout_view(held))
+held_bar = pd.concat([tiers.register_bar(t).assign(tier=k) for k, t in held.items()])
+record(
+    "heldout_bar", {f"{r.tier}/{r.encoder}/{r.blocks}": bool(r.met) for r in held_bar.itertuples()}
+)
+Markdown(prose.heldout_summary(held_bar))
+
+# %% [markdown]
+# Which rule decided each edge's direction (`workbench.beyond.rules.RULES`: **role**, one block
 # defines what the pair shares and the other uses it; **order**, mention order; **two-way**, the
 # same pair the other way at a lower confidence, because order alone cannot decide;
 # **paraphrase**, the gated sentence-encoder link), with how many point as a true edge does and

@@ -58,6 +58,30 @@ def test_a_word_the_language_joins_with_a_function_word_is_no_identifier():
     assert "code:nightporter" in mentions("Ask the night-porter for the keys.")
 
 
+def test_a_key_names_a_field_in_any_format():
+    ms = mentions("api:\n  pool_size: 20\n  retry_mode: fixed")
+    assert "code:poolsize" not in ms and "code:retrymode" not in ms
+    assert "code:maxheap" not in mentions("pod=api-7f9c2 max_heap=2g restarted")
+    assert "code:api7f9c2" in mentions("pod=api-7f9c2 max_heap=2g restarted")
+
+
+def test_a_date_says_when_and_none_of_its_pieces_is_read():
+    a = mentions("2026-03-14T09:15:02Z worker-2 started")
+    b = mentions("2026-03-14T09:48:40Z worker-5 stopped")
+    assert not a & b
+    assert mentions("renewal due 2027-05-01") == frozenset({"term:renewal due"})
+
+
+def test_a_speaker_label_names_who_speaks_not_what_is_spoken_of():
+    assert "name:ottilie" not in mentions("[00:12:40] Ottilie: the van is booked.")
+    assert "name:ottilie" not in mentions("Ottilie (10:02): the van is booked.")
+    assert "name:bram" not in mentions("> From: Bram Idowu\n> Approved.")
+    assert "name:bram" not in mentions("On 3 May, Bram wrote:\n> Fine by me.")
+    assert "name:bram" in mentions("Ottilie: ask Bram about the van.")
+    assert "name:ottilie" in mentions("Ottilie: 42 hit points, one potion left.")  # a record
+    assert "name:may" not in mentions("Seen on 3 May") and "name:nov" not in mentions("Due 2 Nov")
+
+
 def test_an_abbreviation_meets_the_words_it_abbreviates():
     texts = [
         "Expense claims above the limit go to the CFO.",

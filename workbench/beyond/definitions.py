@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from workbench.beyond.reading import ENTRY, HEADING, aliases, positions, settings, table_separator
+from workbench.beyond.identifiers import settings, table_separator
+from workbench.beyond.reading import ENTRY, HEADING, aliases, positions
 from workbench.beyond.words import normalize, spell_numbers
 
 # its head: before ': ', ' = ', ' means ', a table cell or tab, within the first 60 characters

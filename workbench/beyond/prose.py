@@ -467,3 +467,18 @@ def register_summary(table: pd.DataFrame, bar: pd.DataFrame, cost: pd.DataFrame)
         f"{moved(c[c['two-way'] > c['order']])}"
     )
     return "\n".join(lines)
+
+
+def heldout_summary(bars: pd.DataFrame) -> str:
+    """The held-out register tiers against the registers' bar (`tiers.register_bar` of each, with
+    a `tier` column): per tier, encoder and size, what the bar asks and what it missed."""
+    lines = []
+    for r in bars.itertuples():
+        lines.append(
+            f"- **tier {r.tier}, {r.encoder}, {r.blocks} blocks**: pairs precision "
+            f"{r.pair_precision:.2f}, recall {r.pair_recall:.2f}; targets kept {r.targets_kept:.2f}"
+            f" of the true edges' {r.true_edges_kept:.2f} ({r.share_of_true:.2f}); controls "
+            f"{r.controls_kept:.2f} (similarity-only {r.controls_similarity:.2f}): "
+            + ("the bar met" if r.met else f"**the bar missed**: {r.missed}")
+        )
+    return "\n".join(lines)

@@ -15,6 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from workbench.beyond.identifiers import (
+    read_alternating,
+    read_capitalized,
+    read_codes,
+    read_dates,
+    read_joined,
+    read_lettered,
+    read_settings,
+    read_spaced,
+)
 from workbench.beyond.words import (
     CALENDAR,
     CAPSTOP,
@@ -27,45 +37,11 @@ from workbench.beyond.words import (
     UPPER,
     WHEN,
     WORD,
-    canon,
-    canons,
+    Text,
     cjk_words,
     digits,
     normalize,
-    spell_numbers,
 )
-
-
-class Text:
-    """One text as the readers read it: its normalized form (`t`, number words as digits), the
-    mentions found so far with their first places, and where the identifiers read so far are (a
-    piece of one is no mention of its own)."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.t = spell_numbers(normalize(text))
-        self.found: dict[str, int] = {}
-        self.whole: list[tuple[int, int]] = []
-
-    def add(self, mention: str, at: int) -> None:
-        """A mention, at its first place in the text."""
-        if mention not in self.found or at < self.found[mention]:
-            self.found[mention] = at
-
-    def inside(self, span: tuple[int, int]) -> bool:
-        """The span is part of a longer identifier ('QX-40' of 'QX-40-118')."""
-        return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in self.whole)
-
-    def goes_on(self, end: int) -> bool:
-        """An identifier goes on after this place ('T14-EDU')."""
-        return any(a < end < b for a, b in self.whole)
-
-    def piece(self, span: tuple[int, int]) -> bool:
-        """A number among others of one identifier ('5530' of 'TRK 5530-1178')."""
-        return any(
-            a <= span[0] and span[1] <= b and len(re.findall(r"\d+", self.t[a:b])) > 1
-            for a, b in self.whole
-        )
 
 
 @dataclass(frozen=True)
@@ -76,153 +52,6 @@ class Reader:
     reads: str
     gives: str
     read: Callable[[Text], None]
-
-
-# --- identifiers -----------------------------------------------------------------------------
-
-# an id whose capitals a space separates from its digits ('TRK 5530-1178' / 'TRK55301178')
-_SPACED = re.compile(
-    r"\b[A-Z]{1,5}[- ]?\d{2,}(?: \d{2,})+\b(?![.,]\d)|"  # 'NV-883 210', 'MC 40 2291'
-    r"\b[A-Z]{1,5} \d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)+(?![\w/-])"
-    r"|\b[A-Z]{1,5} \d+[A-Za-z][A-Za-z0-9]*(?![\w/-])"  # 'SKU 550913G'
-)
-
-
-def _spaced(x: Text) -> None:
-    for m in _SPACED.finditer(x.t):
-        x.whole.append(m.span())
-        for c in canons(m.group(0)):
-            x.add(f"code:{c}", m.start())
-
-
-# a string written without spaces whose parts separators join ('FF_LOGIN_V2', '77-3019',
-# 'reporting.env', 'cohort-b'); a quoted key of a JSON object and a table's header cell are a
-# field's name, not a thing's; a word the language joins with a function word ('call-out') is
-# no identifier
-_JOINED = re.compile(r"(?<![\w/.-])[A-Za-z0-9]+(?:(?:[-_/]|\.(?=[A-Za-z]))[A-Za-z0-9]+)+(?![\w/-])")
-_KEY = re.compile(r'"\s*:')
-
-
-def table_separator(lines: list[str]) -> str | None:
-    """The column separator of text pasted from a sheet: two lines or more, none of them JSON,
-    each with as many '|', tabs or commas as the header (a row may have fewer cells)."""
-    if len(lines) < 2 or any(line.lstrip().startswith(("{", "[")) for line in lines):
-        return None
-    for sep in ("\t", "|", ","):
-        k = lines[0].count(sep)
-        if k and all(0 < line.count(sep) <= k for line in lines[1:] if line.strip()):
-            return sep
-    return None
-
-
-def _joined(x: Text) -> None:
-    lines = x.t.split("\n")
-    header = len(lines[0]) if table_separator(lines) else -1  # a table's header names fields
-    for m in _JOINED.finditer(x.t):
-        raw = m.group(0)
-        if x.inside(m.span()):
-            continue
-        field = _KEY.match(x.t, m.end()) or m.end() <= header
-        word = raw.islower() and not STOP.intersection(raw.split("-"))  # not 'call-out'
-        if re.search(r"\d", raw) or (not field and (re.search(r"[_/.]", raw) or word)):
-            joined = re.sub(r"[-_/]", "", raw).lower()
-            x.whole.append(m.span())
-            if joined.isdigit():
-                x.add(f"num:{int(joined)}", m.start())
-            for c in () if joined.isdigit() else canons(raw):
-                x.add(f"code:{c}", m.start())
-
-
-# letters and digits alternating more than once without separators ('RP9C4', 'ab12cd')
-_ALNUM = re.compile(
-    r"(?<![\w/-])[A-Za-z]*\d+[A-Za-z]+\d[A-Za-z0-9]*(?![\w/-])|"
-    r"(?<![\w/-])\d+[A-Za-z]+\d+[A-Za-z0-9]*(?![\w/-])|"
-    r"(?<![\w/-])[A-Za-z]+\d+[A-Za-z]+(?![\w/-])"  # 'ST2291F', 't14edu'
-)
-
-
-def _alternating(x: Text) -> None:
-    for m in _ALNUM.finditer(x.t):
-        letters = re.sub(r"[^A-Za-z]", "", m.group(0))
-        if not (letters.isupper() or letters.islower()):
-            continue  # mixed case is an encoding ('iVBORw0KGgo'), not an identifier
-        x.whole.append(m.span())
-        x.add(f"code:{canon(m.group(0))}", m.start())
-
-
-_CAPSID = re.compile(r"\b[A-Z]{1,3}-[A-Z]{2,5}\b")  # letters only, in capitals: 'G-LRKB'
-_HEXID = re.compile(r"\b([a-z]{2,8})[_-]([0-9a-f]{4,})\b", re.I)  # a word joined to hex
-
-
-def _lettered(x: Text) -> None:
-    for m in [*_CAPSID.finditer(x.t), *_HEXID.finditer(x.t)]:
-        if not x.inside(m.span()):
-            x.add(f"code:{canon(m.group(0))}", m.start())
-
-
-# letters then digits ('RT-512', 'k0421', 'Q47'; uppercase letters when a space separates them:
-# 'RT 512') or digits then letters ('4B')
-_CODE = re.compile(
-    r"\b([A-Za-z]{1,4})[-_./]?(\d{1,8})\b|\b([A-Z]{1,4}) (\d{1,8})\b|\b(\d{1,6})[-_]?([A-Za-z]{1,2})\b"
-)
-
-
-def _code(x: Text) -> None:
-    for m in _CODE.finditer(x.t):
-        if x.inside(m.span()):
-            continue  # 'QX-40' inside 'QX-40-118' is no code of its own: 'QX-40-181' is another
-        if m.group(1):
-            letters = m.group(1)
-            joined = not re.search(r"[-_./]", m.group(0))
-            short = len(m.group(2)) < 3
-            if letters.islower() and joined and short and (len(letters) > 2 or letters in STOP):
-                continue  # 'is45', 'at10' are not codes; 'A24', 'rt-512', 'k0421', 'shp20417' are
-        elif not m.group(3) and m.group(6).lower() in (
-            "st",
-            "nd",
-            "rd",
-            "th",
-            "am",
-            "pm",
-            "s",
-            "x",
-        ):
-            continue
-        x.add(f"code:{canon(m.group(0))}", m.start())
-
-
-_CAMEL = re.compile(rf"(?<![^\W_])[{UPPER}][{LOWER}]+(?:[{UPPER}][{LOWER}]+)+(?![^\W_])")
-
-
-def _camel(x: Text) -> None:
-    for m in _CAMEL.finditer(x.t):
-        x.add(f"code:{canon(m.group(0))}", m.start())
-
-
-# in a configuration file (a text of lines): a section's name ('[replica]'), a key that opens a
-# section of its own ('cohort-b:') and a setting's one-word value ('DB=replica'); the format's
-# own literals name nothing
-_SETTING = re.compile(
-    r"(?m)^[ \t]*\[([\w.-]+)\][ \t]*$|^[ \t]*[\w.-]+[ \t]*(?:=|:)[ \t]*([\w.-]+)[ \t]*$"
-    r"|^[ \t]*([\w.-]+):[ \t]*$"
-)
-_LITERALS = frozenset("true false yes no on off null none nil".split())
-
-
-def settings(t: str) -> list[tuple[str, tuple[int, int], bool]]:
-    """The sections and one-word values of a configuration file (`t`, normalized), each with its
-    span and whether it heads a section; none in a text of one line."""
-    out = []
-    for m in _SETTING.finditer(t) if "\n" in t.strip() else ():
-        k = next(k for k in (1, 2, 3) if m.group(k))
-        if m.group(k).casefold() not in _LITERALS and not m.group(k).isdigit():
-            out.append((m.group(k), m.span(k), k != 2))
-    return out
-
-
-def _setting(x: Text) -> None:
-    for word, (a, _), _ in settings(x.t):
-        x.add(f"code:{canon(word)}", a)
 
 
 # --- numbers ---------------------------------------------------------------------------------
@@ -306,14 +135,36 @@ _LETTER = re.compile(r"(?<=[a-z] )([A-Z])\b(?![.'’/_-]\w)(?!\.\s+[A-Z])")
 _HANDLE = re.compile(r"(?<![\w@])@([^\W\d_][\w.-]*\w)")
 
 
+# who wrote or says a block, in its label: '[00:03:12] Odile:', 'Maeve (14:02):', 'From: Gideon
+# Marsh', 'On 2 Nov, Carys wrote:' (the label names who speaks, not what is spoken of; a name
+# and a colon alone may head a record about that person: 'Bram: 31 hit points')
+_WHO = rf"((?:[{UPPER}][{LOWER}]+[ \t]?){{1,3}})"
+_SPEAKER = re.compile(
+    rf"(?m)^[> \t]*From:[ \t]*{_WHO}"
+    rf"|^[> \t]*\[[^\]\n]*\d[^\]\n]*\][ \t]*{_WHO}[ \t]*:"  # after a time in brackets
+    rf"|^[> \t]*{_WHO}[ \t]*\([^)\n]*\d[^)\n]*\)[ \t]*:"  # before a time in parentheses
+    rf"|{_WHO}[ \t]+wrote:"
+)
+
+
+def _speaker(x: Text) -> None:
+    for m in _SPEAKER.finditer(x.t):
+        k = next(k for k in (1, 2, 3, 4) if m.group(k))
+        x.labels.append((m.start(k), m.end(k) + len(" wrote") * (k == 4)))
+
+
 def _name(x: Text) -> None:
     for m in _NAME.finditer(x.t):  # (a capitalized label before a number names a numbered thing)
+        if x.labelled(m.start()):
+            continue
         if m.group(0) not in CAPSTOP and not re.match(r"\s+\d", x.t[m.end() :]):
             x.add(f"name:{m.group(0).lower()}", m.start())
     for m in FULLNAME.finditer(x.t):
         words = re.split(r"[ -]", m.group(0))
         while words and words[0] in CAPSTOP:
             words = words[1:]
+        if x.labelled(m.start()):
+            continue
         if len(words) > 1 and not any(w in CAPSTOP for w in words):
             x.add(f"name:{' '.join(words).lower()}", m.start() + m.group(0).index(words[0]))
     for m in _HANDLE.finditer(x.t):
@@ -429,6 +280,8 @@ def _term(x: Text) -> None:
             continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if any(i <= a.start() < j or i <= b.start() < j for i, j in x.whole):
             continue  # no phrase out of an identifier's words ('eng platform')
+        if x.labelled(a.start()) or x.labelled(b.start()):
+            continue  # nor out of a speaker's label ('Carys wrote')
         if u not in STOP and v not in STOP and len(u) > 2 and len(v) > 2:
             if u not in WHEN and v not in WHEN:
                 x.add(f"term:{u} {v}", a.start())
@@ -459,48 +312,56 @@ READERS: tuple[Reader, ...] = (
         "an id whose capital prefix a space separates from its digit groups (`TRK 5530-1178`, "
         "`NV-883 210`, `SKU 550913G`), as its form without spaces",
         "code",
-        _spaced,
+        read_spaced,
+    ),
+    Reader(
+        "date",
+        "an ISO date or date-time (`2026-11-30`, `2026-11-30T04:12:07Z`): it says when, and no "
+        "piece of it is read",
+        "nothing",
+        read_dates,
     ),
     Reader(
         "joined string",
         "a string written without spaces whose parts `-` `_` `/` or `.` join, when it has a "
         "digit, a `_` `/` `.`, or is in lower case (`FF_LOGIN_V2`, `reporting.env`, `cohort-b`); "
-        "not a JSON object's key",
+        'without a digit, not a key (`"job_id":`, `pool_size: 20`, `max_heap=2g`), a table\'s '
+        "header cell or a word joined with a function word (`call-out`)",
         "code (num when all digits)",
-        _joined,
+        read_joined,
     ),
     Reader(
         "alternating id",
         "letters and digits alternating more than once without separators, in one case "
         "(`RP9C4`, `ST2291F`; not a mixed-case encoding)",
         "code",
-        _alternating,
+        read_alternating,
     ),
     Reader(
         "lettered id",
         "capitals joined by a hyphen (`G-LRKB`), a word joined to a hex run (`job_7f3a2c`)",
         "code",
-        _lettered,
+        read_lettered,
     ),
     Reader(
         "code",
         "letters then digits (`RT-512`, `k0421`, `RT 512`) or digits then one or two letters "
         "(`4B`); not a word run into a short number (`is45`), not an ordinal or a clock time",
         "code",
-        _code,
+        read_codes,
     ),
     Reader(
         "capitalized parts",
         "one word of capitalized parts (`RideSafe`, `FastTrack`)",
         "code",
-        _camel,
+        read_capitalized,
     ),
     Reader(
         "setting",
         "in a text of several lines: a section header (`[replica]`), a key that opens a section "
         "(`cohort-b:`), a setting's one-word value (`DB=replica`); not `true`, `off`, `null`",
         "code",
-        _setting,
+        read_settings,
     ),
     Reader(
         "quantity",
@@ -529,6 +390,13 @@ READERS: tuple[Reader, ...] = (
         "`loading sheet LS-88` / `Loading sheet 88`); not before a unit",
         "code",
         _numbered,
+    ),
+    Reader(
+        "speaker",
+        "who speaks or wrote, in a block's label (`[00:03:12] Odile:`, `Maeve (14:02):`, `From: "
+        "Gideon Marsh`, `Carys wrote:`): no name or pair is read there",
+        "nothing",
+        _speaker,
     ),
     Reader(
         "name",

@@ -196,6 +196,9 @@ def tier_tables(tiers: dict, sources: dict, encoder: str, delta: float, **boot) 
 # --- tier I: the registers -------------------------------------------------------------
 
 REGISTERS = "tier_i"  # data/handwritten/tier_i: eleven registers, each two targets and a control
+# the register tiers held out from the reader's changes (data/handwritten/tier_k, tier_l; their
+# READMEs say how each was used)
+HELD_OUT = {"K": "tier_k", "L": "tier_l"}
 REGISTER_GRAPHS = ("none", "true", "mentions", studies.PARAPHRASE)
 
 
@@ -348,3 +351,32 @@ def register_view(table: pd.DataFrame) -> pd.DataFrame:
             row[f"{enc} {n}: +paraphrase"] = f"{g[studies.PARAPHRASE].retention:.2f}"
         out.append(row)
     return pd.DataFrame(out)
+
+
+def heldout_view(tables: dict) -> pd.DataFrame:
+    """The held-out register tiers pooled (tier name -> `register_table`): per tier, encoder and
+    size, the mention graph's pairs and the targets and controls it keeps, first run -> now,
+    beside the true edges and similarity-only."""
+    rows = []
+    for tier, table in tables.items():
+        a = table[table.register == "all registers"]
+        a = a.set_index(["encoder", "blocks", "regime", "graph"])
+        for enc, n in dict.fromkeys((e, b) for e, b, _, _ in a.index):
+            m = {reg: a.loc[(enc, n, reg, "mentions")] for reg in ("target", "control")}
+            hit, pairs = sum(x.hit for x in m.values()), sum(x.pairs for x in m.values())
+            true_pairs = sum(x.true_pairs for x in m.values())
+            first = {reg: x.first_retention for reg, x in m.items()}
+            rows.append(
+                {
+                    "tier": tier, "encoder": enc, "blocks": n,
+                    "pairs P / R": f"{hit / max(pairs, 1):.2f} / {hit / true_pairs:.2f}",
+                    "targets kept (first -> now)": f"{first['target']:.2f} -> "
+                    f"{m['target'].retention:.2f}",
+                    "true edges": f"{a.loc[(enc, n, 'target', 'true')].retention:.2f}",
+                    "similarity-only": f"{a.loc[(enc, n, 'target', 'none')].retention:.2f}",
+                    "controls kept (first -> now)": f"{first['control']:.2f} -> "
+                    f"{m['control'].retention:.2f}",
+                    "controls, similarity-only": f"{a.loc[(enc, n, 'control', 'none')].retention:.2f}",
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,7 +1,8 @@
 """The words of a text, before any mention is read from it: one form of the text in any script
 (`normalize`), number words as digits (`spell_numbers`), a language's function words (`STOP`),
 words and names in any alphabet, and the one form of a code or a number however it is written
-(`canon`, `canons`, `digits`). `workbench.beyond.reading` reads mentions with them.
+(`canon`, `canons`, `digits`), and one text as the readers of `workbench.beyond.reading` read it
+(`Text`).
 """
 
 from __future__ import annotations
@@ -149,7 +150,10 @@ WHEN = frozenset(
     evening evenings night nights hour hours minute minutes season""".split()
 )
 CAPSTOP = frozenset(s.capitalize() for s in STOP) | {"Please", "Yes", "No", "Ok", "Okay"}
-CAPSTOP |= frozenset(CALENDAR)  # calendar words name no entity of a chain
+CAPSTOP |= frozenset(CALENDAR)  # calendar words name no entity of a chain, nor do their short forms
+CAPSTOP |= frozenset(
+    "Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
+)
 # titles and the clock name no one in particular ('Frau Schäfer', '6:00 Uhr'; tier I)
 CAPSTOP |= {"Frau", "Herr", "Uhr", "Señor", "Señora", "Don", "Doña", "Mrs", "Miss"}
 MONTHS = frozenset(m.lower() for m in CALENDAR[7:])
@@ -204,3 +208,40 @@ def digits(s: str) -> str:
     if re.fullmatch(r"\d+\.\d+", s):
         s = s.rstrip("0").rstrip(".")
     return str(int(s)) if s.isdigit() else s
+
+
+class Text:
+    """One text as the readers read it: its normalized form (`t`, number words as digits), the
+    mentions found so far with their first places, and where the identifiers read so far are (a
+    piece of one is no mention of its own)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.t = spell_numbers(normalize(text))
+        self.found: dict[str, int] = {}
+        self.whole: list[tuple[int, int]] = []
+        self.labels: list[tuple[int, int]] = []  # who speaks ('Maeve (14:02):')
+
+    def add(self, mention: str, at: int) -> None:
+        """A mention, at its first place in the text."""
+        if mention not in self.found or at < self.found[mention]:
+            self.found[mention] = at
+
+    def inside(self, span: tuple[int, int]) -> bool:
+        """The span is part of a longer identifier ('QX-40' of 'QX-40-118')."""
+        return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in self.whole)
+
+    def goes_on(self, end: int) -> bool:
+        """An identifier goes on after this place ('T14-EDU')."""
+        return any(a < end < b for a, b in self.whole)
+
+    def labelled(self, at: int) -> bool:
+        """The place is in a speaker's label."""
+        return any(a <= at < b for a, b in self.labels)
+
+    def piece(self, span: tuple[int, int]) -> bool:
+        """A number among others of one identifier ('5530' of 'TRK 5530-1178')."""
+        return any(
+            a <= span[0] and span[1] <= b and len(re.findall(r"\d+", self.t[a:b])) > 1
+            for a, b in self.whole
+        )
