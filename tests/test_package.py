@@ -329,6 +329,25 @@ def test_the_readmes_conversation_figures_are_the_committed_ones():
         assert quote in para, quote
 
 
+def test_the_readmes_register_figures_are_the_committed_ones():
+    """The README quotes the held-out register tiers' pooled pairs (lexical, 20 blocks): tier L's
+    one run as recorded, tier K as notebook 10 computes it now."""
+    import pandas as pd
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    para = text.split("**Registers**", 1)[1].split("\n\n", 1)[0]
+
+    def pooled(t: pd.DataFrame) -> str:
+        t = t[(t.encoder == "lexical") & (t.blocks == 20)]
+        return f"{t.hit.sum() / t.pairs.sum():.2f} / {t.hit.sum() / t.true_pairs.sum():.2f}"
+
+    first_l = pd.read_csv(ROOT / "data" / "calibration" / "tier_l_first_run.csv")
+    now = pd.read_csv(ROOT / "data" / "results" / "beyond_registers_heldout.csv")
+    now_k = now[(now.tier == "K") & (now.register != "all registers") & (now.graph == "mentions")]
+    assert f"{pooled(first_l)} (tier L, one run)" in para
+    assert f"{pooled(now_k)} (tier K, tuned on)" in para
+
+
 def test_the_architecture_doc_lists_every_module_of_the_tree():
     """docs/architecture.md's layout block names each folder and its modules as the tree has them."""
     doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")

@@ -92,6 +92,13 @@ def test_an_abbreviation_meets_the_words_it_abbreviates():
     assert (0, 1) in linked(texts, "Who signs off a large expense claim?")
 
 
+def test_an_abbreviation_most_blocks_say_is_common_and_spells_nothing():
+    texts = [f"Week {k}: the CFO report is filed." for k in range(12)]
+    texts += ["Gwen Ashby is our chief financial officer."]
+    pos = scenario_positions(tuple([*texts, *FILL]), "Who is the CFO?")[2]
+    assert not any(m.startswith("alias:") for p in pos for m in p)
+
+
 def test_two_short_words_are_no_abbreviation():
     texts = ["The ID card is due back on Friday.", "Rent is due on the first."]
     pos = scenario_positions(tuple([*texts, *FILL]), "When is the card due?")[0]

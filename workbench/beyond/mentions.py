@@ -164,6 +164,17 @@ _BARE_CLAUSE = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d]|\.\d)")
 _HEX = re.compile(r"code:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,40}$")  # a commit hash, short or full
 
 
+_GAP = r"[\W\d_]+"  # what lies between two words (of letters)
+
+
+def _phrases(patterns: list[str]) -> re.Pattern:
+    """One scan for any of the phrases (each a pattern of words and `_GAP`s): every place one
+    starts, overlapping, the phrase in group 1; whole words only; none matches when there are
+    none."""
+    alternatives = "|".join(patterns) or r"(?!)"
+    return re.compile(rf"(?<![^\W\d_])(?=((?:{alternatives})(?![^\W\d_])))")
+
+
 @lru_cache(maxsize=8)  # link_pairs and mention_links read one scenario in turn
 def scenario_positions(texts: tuple[str, ...], query: str):
     """(each block's mentions, the query's, each block's mention -> place in its text), without
@@ -203,36 +214,40 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     defs = tuple(defs)
     given = {a for t in texts for a in aliases(t)}
     heads = {m[9:] for p in pos for m in p if m.startswith("code:sec ") and "." in m}
-    # one pass over each text (no pass per alias or clause: induction stays linear in the store)
+    # an alias, where another block says it alone (one or two words): one scan of each text for
+    # all of them (no pass per alias or clause: induction stays linear in the store)
+    said = [a.split(" ") for a in sorted(given) if len(a.split(" ")) <= 2]
+    say = _phrases([_GAP.join(map(re.escape, ws)) for ws in said if all(map(WORD.fullmatch, ws))])
+    cjk_given = any(cjk_words(a) for a in given)
     for i, t in enumerate(texts):
         n = max(len(t), 1)
-        if given:  # an alias, where another block says it alone (one or two words)
-            words = list(WORD.finditer(t.casefold()))
-            for k, w in enumerate(words):
-                for said in (w.group(0), " ".join(x.group(0) for x in words[k : k + 2])):
-                    if said in given and f"alias:{said}" not in pos[i]:
-                        pos[i][f"alias:{said}"] = w.start() / n
-            for w in cjk_words(t):  # Japanese: a run of one script is a word
+        if given:
+            for m in say.finditer(t.casefold()):
+                a = " ".join(WORD.findall(m.group(1)))
+                if f"alias:{a}" not in pos[i]:
+                    pos[i][f"alias:{a}"] = m.start() / n
+            for w in cjk_words(t) if cjk_given else ():  # Japanese: a run of one script is a word
                 if w.group(0) in given and f"alias:{w.group(0)}" not in pos[i]:
                     pos[i][f"alias:{w.group(0)}"] = w.start() / n
         if heads:  # a numbered clause another block cites by its number alone ('overriding 15.1')
             for m in _BARE_CLAUSE.finditer(t):
                 if m.group(0) in heads and f"code:sec {m.group(0)}" not in pos[i]:
                     pos[i][f"code:sec {m.group(0)}"] = m.start() / n
-    acronyms = {m.group(0).casefold() for t in texts for m in _ACRONYM.finditer(t)} - STOP
+    said_by: dict[str, int] = {}  # an abbreviation many blocks say is common: it links nothing
+    for t in texts:
+        for a in {m.group(0).casefold() for m in _ACRONYM.finditer(t)}:
+            said_by[a] = said_by.get(a, 0) + 1
+    top = common_above(len(texts))
+    acronyms = {a for a, k in said_by.items() if len(a) > 2 and k <= top} - STOP
     if acronyms:  # an abbreviation and the words it abbreviates ('DPO', 'data protection officer')
+        spell = _phrases([_GAP.join(rf"{c}[^\W\d_]*" for c in a) for a in sorted(acronyms)])
         spelled: list[dict[str, float]] = []
         for t in texts:
             n, found = max(len(t), 1), {}
-            words = list(WORD.finditer(t.casefold()))
-            for k in range(len(words)):
-                initials = ""
-                for w in words[k : k + 5]:
-                    if w.group(0) in STOP:
-                        break
-                    initials += w.group(0)[0]
-                    if len(initials) > 2 and initials in acronyms:
-                        found.setdefault(initials, words[k].start() / n)
+            for m in spell.finditer(t.casefold()):
+                ws = WORD.findall(m.group(1))
+                if not STOP.intersection(ws):
+                    found.setdefault("".join(w[0] for w in ws), m.start() / n)
             spelled.append(found)
         expanded = {a for f in spelled for a in f}
         for i, t in enumerate(texts):

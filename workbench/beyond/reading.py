@@ -276,11 +276,12 @@ def _term(x: Text) -> None:
     words = [w for w in WORD.finditer(x.t) if w.group(0).casefold() not in _GENITIVE]
     for a, b in zip(words, words[1:], strict=False):
         u, v = a.group(0).casefold(), b.group(0).casefold()
-        if _GENITIVE_GAP.sub(" ", x.t[a.end() : b.start()]).strip(" -'’"):
+        gap = x.t[a.end() : b.start()]
+        if gap != " " and _GENITIVE_GAP.sub(" ", gap).strip(" -'’"):
             continue  # not next to each other: 'reads 1.9 metres' holds no term 'reads metres'
         if any(i <= a.start() < j or i <= b.start() < j for i, j in x.whole):
             continue  # no phrase out of an identifier's words ('eng platform')
-        if x.labelled(a.start()) or x.labelled(b.start()):
+        if x.labels and (x.labelled(a.start()) or x.labelled(b.start())):
             continue  # nor out of a speaker's label ('Carys wrote')
         if u not in STOP and v not in STOP and len(u) > 2 and len(v) > 2:
             if u not in WHEN and v not in WHEN:
