@@ -30,7 +30,6 @@ def read_spaced(x: Text) -> None:
 # ('call-out') is no identifier
 _JOINED = re.compile(r"(?<![\w/.-])[A-Za-z0-9]+(?:(?:[-_/]|\.(?=[A-Za-z]))[A-Za-z0-9]+)+(?![\w/-])")
 _KEY = re.compile(r'"\s*:|=(?!=)|:(?:[ \t]|$)', re.M)  # after a JSON key, 'key=', 'key: '
-_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:-[ \t]+)?$")
 
 
 def table_separator(lines: list[str]) -> str | None:
@@ -62,11 +61,10 @@ def read_joined(x: Text) -> None:
         raw = m.group(0)
         if x.inside(m.span()) or m.span() in x.whole:
             continue
-        key = _KEY.match(x.t, m.end())
-        field = m.end() <= header or (
-            key is not None
-            and (key.group(0)[0] in '"=' or _LINE_START.search(x.t, 0, m.start()) is not None)
-        )
+        key = _KEY.match(x.t, m.end())  # a YAML key ('key: ') only first on its line
+        before = x.t[x.t.rfind("\n", 0, m.start()) + 1 : m.start()]
+        first = not before.strip(" \t-")
+        field = m.end() <= header or (key is not None and (key.group(0)[0] in '"=' or first))
         word = raw.islower() and not STOP.intersection(raw.split("-"))  # not 'call-out'
         if re.search(r"\d", raw) or (not field and (re.search(r"[_/.]", raw) or word)):
             joined = re.sub(r"[-_/]", "", raw).lower()

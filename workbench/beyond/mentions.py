@@ -158,8 +158,8 @@ def scenario_mentions(texts: list[str], query: str) -> tuple[list[frozenset[str]
     return ms, qm
 
 
-# an abbreviation: two to five capitals written alone, not a code's letters before its number
-_ACRONYM = re.compile(r"(?<![\w-])[A-Z]{2,5}(?![\w-])(?![ ]?\d)")
+# an abbreviation: three to five capitals written alone, not a code's letters before its number
+_ACRONYM = re.compile(r"(?<![\w-])[A-Z]{3,5}(?![\w-])(?![ ]?\d)")
 _BARE_CLAUSE = re.compile(r"(?<![\d.])\d+(?:\.\d+)+(?![\d]|\.\d)")
 _HEX = re.compile(r"code:(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,40}$")  # a commit hash, short or full
 
@@ -180,8 +180,10 @@ def scenario_positions(texts: tuple[str, ...], query: str):
     """(each block's mentions, the query's, each block's mention -> place in its text), without
     'names' that are common words of the scenario (a capitalized word that also appears in
     lowercase, e.g. a sentence's first word); with the scenario's aliases (a name one block gives,
-    'calls him Bart', in every block that says it: 'alias:bart') and each short hash as the full
-    hash it begins when exactly one block holds that (`9f4c2e1` / `9f4c2e1b7a3d05e8`)."""
+    'calls him Bart', in every block that says it: 'alias:bart'), an abbreviation of three
+    capitals or more where a block spells it out ('CFO' / 'chief financial officer': 'alias:cfo';
+    not one more blocks say than `common_above`) and each short hash as the full hash it begins
+    when exactly one block holds that (`9f4c2e1` / `9f4c2e1b7a3d05e8`)."""
     texts = tuple(map(normalize, texts))
     query = normalize(query)
     lower = {w for t in (*texts, query) for w in LOWER_RUN.findall(t)}
@@ -238,7 +240,7 @@ def scenario_positions(texts: tuple[str, ...], query: str):
         for a in {m.group(0).casefold() for m in _ACRONYM.finditer(t)}:
             said_by[a] = said_by.get(a, 0) + 1
     top = common_above(len(texts))
-    acronyms = {a for a, k in said_by.items() if len(a) > 2 and k <= top} - STOP
+    acronyms = {a for a, k in said_by.items() if k <= top} - STOP
     if acronyms:  # an abbreviation and the words it abbreviates ('DPO', 'data protection officer')
         spell = _phrases([_GAP.join(rf"{c}[^\W\d_]*" for c in a) for a in sorted(acronyms)])
         spelled: list[dict[str, float]] = []

@@ -5,7 +5,8 @@ form, with where it first appears (`positions`, `mentions`); `workbench.beyond.d
 says which of them a block defines, `workbench.beyond.mentions` links blocks by what they share.
 
 What is not a mention: a piece of a longer identifier, a capitalized word that labels a number
-(`Year 11`), a word of time in a pair (`last year`), a mixed-case encoding, a JSON object's key.
+(`Year 11`), a word of time in a pair (`last year`), a mixed-case encoding, a key (a field's name
+in JSON, a config line or a table's header), a date, a speaker's label.
 """
 
 from __future__ import annotations
