@@ -5,11 +5,12 @@ NAME] [--tiers a,b,...]`.
 Tiers: the generated medium and hard tiers at seeds 1000-1039 (seeds no notebook evaluates; four
 templates, 20 and 50 blocks), the hand-written tiers A, B, C (data/handwritten/, tuned on) and D
 (data/handwritten/tier_d/, 20 and 50 blocks), tiers E-H, the registers of tier I (tuned on), J
-(Japanese), K and L (held out: data/handwritten/tier_k/, tier_l/), the paper's worked example and
-the closure study's agent logs. Per line: pairs a scenario, pair precision and recall (pooled), and DSGC's full-chain
-retention over the induced edges beside similarity-only ("sim") and the true edges ("true");
-then, per template, where DSGC over the induced edges keeps fewer chains than similarity-only
-(lexical encoder, one hop, budget multiplier 2).
+(Japanese), K and L (data/handwritten/tier_k/, tier_l/: held out from the reader's changes; their
+READMEs say how each was used since), the paper's worked example and the closure study's agent logs.
+Per line: pairs a scenario, pair precision and recall (pooled), and DSGC's full-chain retention over
+the induced edges beside similarity-only ("sim") and the true edges ("true"); then, per template,
+where DSGC over the induced edges keeps fewer chains than similarity-only (lexical encoder, one hop,
+budget multiplier 2).
 """
 
 from __future__ import annotations
