@@ -425,15 +425,7 @@ def register_summary(table: pd.DataFrame, bar: pd.DataFrame, cost: pd.DataFrame)
     """Tier I (the registers): the bar pooled over them per encoder and size, the registers the
     mention graph still loses targets on, the paraphrase link's price in pairs and controls, and
     what the two-way fallback does to every tier's controls (`tiers.two_way_cost`)."""
-    lines = []
-    for r in bar.itertuples():
-        lines.append(
-            f"- **{r.encoder}, {r.blocks} blocks**: pairs precision {r.pair_precision:.2f}, recall "
-            f"{r.pair_recall:.2f}; targets kept {r.targets_kept:.2f} against the true edges' "
-            f"{r.true_edges_kept:.2f} ({r.share_of_true:.2f} of them, the bar {r.share_needed:.1f}); "
-            f"controls {r.controls_kept:.2f} (similarity-only {r.controls_similarity:.2f}): "
-            + ("the bar met" if r.met else f"**the bar missed**: {r.missed}")
-        )
+    lines = [_bar_line(r, f"{r.encoder}, {r.blocks} blocks") for r in bar.itertuples()]
     t = table[(table.register != "all registers") & (table.encoder == "lexical")]
     t = t[(t.blocks == 20) & (t.regime == "target")].set_index(["register", "graph"])
     short = [
@@ -469,16 +461,20 @@ def register_summary(table: pd.DataFrame, bar: pd.DataFrame, cost: pd.DataFrame)
     return "\n".join(lines)
 
 
+def _bar_line(r, who: str) -> str:
+    """One row of `tiers.register_bar` in words, headed by `who`."""
+    return (
+        f"- **{who}**: pairs precision {r.pair_precision:.2f}, recall {r.pair_recall:.2f}; targets "
+        f"kept {r.targets_kept:.2f} against the true edges' {r.true_edges_kept:.2f} "
+        f"({r.share_of_true:.2f} of them, the bar {r.share_needed:.1f}); controls "
+        f"{r.controls_kept:.2f} (similarity-only {r.controls_similarity:.2f}): "
+        + ("the bar met" if r.met else f"**the bar missed**: {r.missed}")
+    )
+
+
 def heldout_summary(bars: pd.DataFrame) -> str:
     """The held-out register tiers against the registers' bar (`tiers.register_bar` of each, with
-    a `tier` column): per tier, encoder and size, what the bar asks and what it missed."""
-    lines = []
-    for r in bars.itertuples():
-        lines.append(
-            f"- **tier {r.tier}, {r.encoder}, {r.blocks} blocks**: pairs precision "
-            f"{r.pair_precision:.2f}, recall {r.pair_recall:.2f}; targets kept {r.targets_kept:.2f}"
-            f" of the true edges' {r.true_edges_kept:.2f} ({r.share_of_true:.2f}); controls "
-            f"{r.controls_kept:.2f} (similarity-only {r.controls_similarity:.2f}): "
-            + ("the bar met" if r.met else f"**the bar missed**: {r.missed}")
-        )
-    return "\n".join(lines)
+    a `tier` column), per tier, encoder and size."""
+    return "\n".join(
+        _bar_line(r, f"tier {r.tier}, {r.encoder}, {r.blocks} blocks") for r in bars.itertuples()
+    )

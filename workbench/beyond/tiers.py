@@ -361,15 +361,14 @@ def heldout_view(tables: dict) -> pd.DataFrame:
     for tier, table in tables.items():
         a = table[table.register == "all registers"]
         a = a.set_index(["encoder", "blocks", "regime", "graph"])
-        for enc, n in dict.fromkeys((e, b) for e, b, _, _ in a.index):
+        for b in register_bar(table).itertuples():
+            enc, n = b.encoder, b.blocks
             m = {reg: a.loc[(enc, n, reg, "mentions")] for reg in ("target", "control")}
-            hit, pairs = sum(x.hit for x in m.values()), sum(x.pairs for x in m.values())
-            true_pairs = sum(x.true_pairs for x in m.values())
             first = {reg: x.first_retention for reg, x in m.items()}
             rows.append(
                 {
                     "tier": tier, "encoder": enc, "blocks": n,
-                    "pairs P / R": f"{hit / max(pairs, 1):.2f} / {hit / true_pairs:.2f}",
+                    "pairs P / R": f"{b.pair_precision:.2f} / {b.pair_recall:.2f}",
                     "targets kept (first -> now)": f"{first['target']:.2f} -> "
                     f"{m['target'].retention:.2f}",
                     "true edges": f"{a.loc[(enc, n, 'target', 'true')].retention:.2f}",
